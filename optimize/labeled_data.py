@@ -1,0 +1,373 @@
+"""Labeled question sets: JSONL, CSV, Parquet or Hugging Face datasets, loaded into dspy.Examples.
+
+Every row goes through one pydantic model (`LabeledRow`). A row that fails is reported
+with its file, line and field and counted in the summary; nothing is dropped silently.
+The format is documented in datasets/README.md.
+
+    labeled = load_labeled("datasets/seed_set.jsonl")
+    print(labeled.summary())
+    parts = split(labeled.examples)        # {"train": [...], "dev": [...], "test": [...]}
+"""
+
+from __future__ import annotations
+
+import csv
+import hashlib
+import json
+import os
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Iterable, Iterator, NamedTuple
+
+import dspy
+from pydantic import BaseModel, ConfigDict, ValidationError, ValidationInfo, field_validator
+
+ANSWERABILITY = ("direct", "proxy_only", "unlikely")
+SPLITS = ("train", "dev", "test")
+FIELDS = ("question", "answer", "aliases", "answerability", "id", "corpus", "split")
+SPLIT_NAMES = {"train": "train", "dev": "dev", "validation": "dev", "valid": "dev", "val": "dev", "test": "test"}
+SPLIT_SEED = "deltaseek-split-v1"
+"""Changing the seed reshuffles every row without a `split` field; keep it fixed."""
+HUB_PREFIX = "hf:"
+
+
+class DatasetError(ValueError):
+    """A labeled dataset cannot be used as it is; `problems` lists each one as `file:line: ...`."""
+
+    def __init__(self, problems: str | list[str]):
+        self.problems = [problems] if isinstance(problems, str) else list(problems)
+        super().__init__("\n".join(self.problems))
+
+
+class LabeledRow(BaseModel):
+    """One labeled question. Unknown columns are ignored (and listed in the summary)."""
+
+    model_config = ConfigDict(extra="ignore", str_strip_whitespace=True)
+
+    question: str
+    answerability: str
+    """direct: the corpus states the answer; proxy_only: only proxies exist; unlikely: no answer exists."""
+    answer: str = ""
+    """The gold answer; may be empty only when answerability is "unlikely"."""
+    aliases: list[str] = []
+    """Other accepted spellings of the answer."""
+    corpus: str
+    """Which corpus the question is asked against, e.g. "seed" or "musique"."""
+    id: str | None = None
+    """Stable row id; derived from the corpus and question when absent."""
+    split: str | None = None
+    """train, dev or test (validation and val mean dev); absent: a fixed hash of the id decides."""
+
+    @field_validator("question")
+    @classmethod
+    def question_not_empty(cls, value: str) -> str:
+        if not value:
+            raise ValueError("must not be empty")
+        return value
+
+    @field_validator("answerability", mode="before")
+    @classmethod
+    def known_answerability(cls, value: Any) -> Any:
+        if value not in ANSWERABILITY:
+            raise ValueError(f"{value!r} is not one of {', '.join(ANSWERABILITY)}")
+        return value
+
+    @field_validator("answer", mode="before")
+    @classmethod
+    def no_answer_is_empty(cls, value: Any) -> Any:
+        return "" if value is None else value
+
+    @field_validator("answer")
+    @classmethod
+    def answer_unless_unlikely(cls, value: str, info: ValidationInfo) -> str:
+        label = info.data.get("answerability")
+        if not value and label is not None and label != "unlikely":
+            raise ValueError(f"empty, but only 'unlikely' questions may have no answer (this one is {label!r})")
+        return value
+
+    @field_validator("aliases", mode="before")
+    @classmethod
+    def parse_aliases(cls, value: Any) -> Any:
+        """A list, a JSON list in a string (CSV), or `a|b|c` (CSV); empty means none."""
+        if value is None:
+            return []
+        if isinstance(value, str):
+            text = value.strip()
+            if not text:
+                return []
+            if text.startswith("["):
+                try:
+                    value = json.loads(text)
+                except json.JSONDecodeError as exc:
+                    raise ValueError(f"looks like a JSON list but is not valid JSON ({exc.msg})") from None
+            else:
+                return [part.strip() for part in text.split("|") if part.strip()]
+        if hasattr(value, "tolist"):  # numpy arrays from Parquet readers
+            value = value.tolist()
+        if not isinstance(value, (list, tuple)):
+            raise ValueError(f"expected a list of strings, got {type(value).__name__}")
+        return [a for a in value if not (isinstance(a, str) and not a.strip())]
+
+    @field_validator("id", mode="before")
+    @classmethod
+    def id_as_text(cls, value: Any) -> Any:
+        if value is None or value == "":
+            return None
+        return str(value) if isinstance(value, int) and not isinstance(value, bool) else value
+
+    @field_validator("split", mode="before")
+    @classmethod
+    def known_split(cls, value: Any) -> Any:
+        if value is None or value == "":
+            return None
+        name = SPLIT_NAMES.get(value.strip().lower()) if isinstance(value, str) else None
+        if name is None:
+            raise ValueError(f"{value!r} is not one of {', '.join(SPLITS)}")
+        return name
+
+
+@dataclass(frozen=True)
+class Rejection:
+    """Why one row was not loaded."""
+
+    source: str
+    line: int
+    field: str | None
+    message: str
+
+    def __str__(self) -> str:
+        where = f"{self.source}:{self.line}"
+        return f"{where}: field '{self.field}': {self.message}" if self.field else f"{where}: {self.message}"
+
+
+@dataclass
+class LabeledSet:
+    """The loaded examples plus everything that was not loaded, and why."""
+
+    source: str
+    examples: list[dspy.Example]
+    rejected: list[Rejection] = field(default_factory=list)
+    rows_read: int = 0
+    ignored_columns: list[str] = field(default_factory=list)
+
+    @property
+    def rows_rejected(self) -> int:
+        return len({(r.source, r.line) for r in self.rejected})
+
+    def summary(self) -> str:
+        lines = [f"{self.source}: {self.rows_read} rows read, {len(self.examples)} loaded, "
+                 f"{self.rows_rejected} rejected"]
+        labels = Counter(ex.answerability for ex in self.examples)
+        splits = Counter(ex.split or "unassigned" for ex in self.examples)
+        if self.examples:
+            lines.append("  answerability: " + ", ".join(f"{k} {labels[k]}" for k in ANSWERABILITY if labels[k]))
+            lines.append("  split field: " + ", ".join(f"{k} {v}" for k, v in sorted(splits.items())))
+        if self.ignored_columns:
+            lines.append("  ignored columns: " + ", ".join(self.ignored_columns))
+        lines.extend(f"  rejected {r}" for r in self.rejected)
+        return "\n".join(lines)
+
+
+class RawRow(NamedTuple):
+    """One row as read from a file: its data, or why it could not be read at all."""
+
+    source: str
+    line: int
+    data: dict | None
+    problem: str | None = None
+
+
+def read_jsonl(path: Path, source: str) -> Iterator[RawRow]:
+    with path.open(encoding="utf-8-sig") as lines:
+        for lineno, line in enumerate(lines, start=1):
+            if not line.strip():
+                continue
+            try:
+                data = json.loads(line)
+            except json.JSONDecodeError as exc:
+                yield RawRow(source, lineno, None, f"not valid JSON ({exc.msg} at column {exc.colno})")
+                continue
+            if not isinstance(data, dict):
+                yield RawRow(source, lineno, None, f"expected a JSON object, got {type(data).__name__}")
+                continue
+            yield RawRow(source, lineno, data)
+
+
+def read_json_array(path: Path, source: str) -> Iterator[RawRow]:
+    try:
+        rows = json.loads(path.read_text(encoding="utf-8-sig") or "[]")
+    except json.JSONDecodeError as exc:
+        raise DatasetError(f"{source}:{exc.lineno}: not valid JSON ({exc.msg})") from None
+    if not isinstance(rows, list):
+        raise DatasetError(f"{source}: expected a JSON list of objects, got {type(rows).__name__}")
+    for number, data in enumerate(rows, start=1):
+        if isinstance(data, dict):
+            yield RawRow(source, number, data)
+        else:
+            yield RawRow(source, number, None, f"expected a JSON object, got {type(data).__name__}")
+
+
+def read_csv(path: Path, source: str) -> Iterator[RawRow]:
+    """Empty cells count as missing. Line numbers are file lines (the header is line 1)."""
+    with path.open(encoding="utf-8-sig", newline="") as handle:
+        reader = csv.DictReader(handle)
+        for data in reader:
+            if None in data:
+                yield RawRow(source, reader.line_num, None, "more cells than the header has columns")
+                continue
+            yield RawRow(source, reader.line_num, {k: (v if v != "" else None) for k, v in data.items()})
+
+
+def read_parquet(path: Path, source: str) -> Iterator[RawRow]:
+    """Rows are numbered from 1."""
+    import pyarrow.parquet as pq
+
+    try:
+        rows = pq.read_table(path).to_pylist()
+    except Exception as exc:  # pyarrow raises several types for a file that is not Parquet
+        raise DatasetError(f"{source}: not a readable Parquet file ({exc})") from None
+    for number, data in enumerate(rows, start=1):
+        yield RawRow(source, number, data)
+
+
+def read_hf(dataset: Any, source: str) -> Iterator[RawRow]:
+    """A `datasets.Dataset` or `DatasetDict`; rows are numbered from 1 within each split.
+
+    The split of a DatasetDict (train / validation / test) fills in a missing `split` field.
+    """
+    import datasets
+
+    parts = dataset.items() if isinstance(dataset, datasets.DatasetDict) else [(None, dataset)]
+    for part_name, part in parts:
+        part_source = f"{source}[{part_name}]" if part_name else source
+        default_split = SPLIT_NAMES.get(str(part_name).lower()) if part_name else None
+        for number, data in enumerate(part, start=1):
+            if default_split and not data.get("split"):
+                data = {**data, "split": default_split}
+            yield RawRow(part_source, number, data)
+
+
+def open_hf(path: str) -> Any:
+    """A folder written by `save_to_disk`, or `hf:owner/name` (optionally `hf:owner/name:config`) from the Hub."""
+    import datasets
+
+    try:
+        if path.startswith(HUB_PREFIX):
+            name, _, config = path[len(HUB_PREFIX):].partition(":")
+            return datasets.load_dataset(name, config or None)
+        return datasets.load_from_disk(path)
+    except Exception as exc:  # the datasets library raises many types (missing files, network, format)
+        raise DatasetError(f"{path}: cannot open as a Hugging Face dataset ({type(exc).__name__}: {exc})") from None
+
+
+READERS = {".jsonl": read_jsonl, ".json": read_json_array, ".csv": read_csv, ".parquet": read_parquet}
+
+
+def read_rows(path: str | os.PathLike) -> tuple[str, Iterator[RawRow]]:
+    """Pick the reader from the path: a file extension, a saved dataset folder, or `hf:`."""
+    source = os.fspath(path)
+    if source.startswith(HUB_PREFIX):
+        return source, read_hf(open_hf(source), source)
+    file = Path(source)
+    if file.is_dir():
+        return source, read_hf(open_hf(source), source)
+    if not file.is_file():
+        raise DatasetError(f"{source}: file not found")
+    reader = READERS.get(file.suffix.lower())
+    if reader is None:
+        raise DatasetError(f"{source}: unknown format {file.suffix or '(no extension)'!r}; expected one of "
+                           f"{', '.join(READERS)}, a save_to_disk folder, or {HUB_PREFIX}owner/name")
+    return source, reader(file, source)
+
+
+def describe_error(error: dict) -> tuple[str, str]:
+    """A pydantic error as (field, message in plain words)."""
+    loc = error.get("loc") or ()
+    name = str(loc[0]) if loc else "row"
+    if len(loc) > 1:
+        name += "".join(f"[{part}]" for part in loc[1:])
+    kind = error.get("type")
+    if kind == "missing":
+        return name, "missing"
+    if kind == "value_error" and "error" in error.get("ctx", {}):
+        return name, str(error["ctx"]["error"])
+    if kind == "string_type":
+        got = error.get("input")
+        return name, "missing" if got is None else f"expected a string, got {type(got).__name__} {got!r}"
+    return name, error.get("msg", "invalid")
+
+
+def default_id(corpus: str, question: str) -> str:
+    return f"{corpus}-{hashlib.sha256(question.encode()).hexdigest()[:12]}"
+
+
+def to_example(row: LabeledRow) -> dspy.Example:
+    return dspy.Example(question=row.question, answer=row.answer, aliases=list(row.aliases),
+                        answerability=row.answerability, id=row.id, corpus=row.corpus,
+                        split=row.split).with_inputs("question")
+
+
+def load_labeled(path: str | os.PathLike, strict: bool = True, defaults: dict | None = None) -> LabeledSet:
+    """Load a labeled dataset into `dspy.Example`s with `question` as the input.
+
+    `path` is a .jsonl / .json / .csv / .parquet file, a folder written by `Dataset.save_to_disk`,
+    or `hf:owner/name` on the Hugging Face Hub. `defaults` fills fields a row lacks, e.g.
+    `{"corpus": "musique", "answerability": "direct"}` for a Hub dataset without them.
+
+    strict: any rejected row raises `DatasetError` listing every problem. Not strict: rejected
+    rows are left out and reported in `.rejected` and `.summary()`. Either way a dataset with
+    no rows, or with no usable row, is an error.
+    """
+    source, rows = read_rows(path)
+    examples: list[dspy.Example] = []
+    rejected: list[Rejection] = []
+    ignored: set[str] = set()
+    seen_ids: dict[str, int] = {}
+    rows_read = 0
+    for raw in rows:
+        rows_read += 1
+        if raw.problem is not None:
+            rejected.append(Rejection(raw.source, raw.line, None, raw.problem))
+            continue
+        data = {**(defaults or {}), **{k: v for k, v in raw.data.items() if v is not None}}
+        ignored.update(k for k in data if k not in FIELDS)
+        try:
+            row = LabeledRow.model_validate(data)
+        except ValidationError as exc:
+            rejected.extend(Rejection(raw.source, raw.line, *describe_error(e)) for e in exc.errors())
+            continue
+        if row.id is None:
+            row.id = default_id(row.corpus, row.question)
+        if row.id in seen_ids:
+            rejected.append(Rejection(raw.source, raw.line, "id", f"{row.id!r} repeats the id of row {seen_ids[row.id]}"))
+            continue
+        seen_ids[row.id] = raw.line
+        examples.append(to_example(row))
+
+    if rows_read == 0:
+        raise DatasetError(f"{source}: the dataset is empty (no rows)")
+    labeled = LabeledSet(source, examples, rejected, rows_read, sorted(str(c) for c in ignored))
+    if strict and rejected:
+        raise DatasetError([f"{source}: {labeled.rows_rejected} of {rows_read} rows rejected"]
+                           + [str(r) for r in rejected])
+    if not examples:
+        raise DatasetError([f"{source}: no usable rows ({rows_read} read, all rejected)"] + [str(r) for r in rejected])
+    return labeled
+
+
+def assign_split(example_id: str) -> str:
+    """The fixed split of a row without a `split` field: a seeded hash of its id, about 50/25/25."""
+    bucket = int(hashlib.sha256(f"{SPLIT_SEED}:{example_id}".encode()).hexdigest()[:8], 16) % 100
+    return "train" if bucket < 50 else "dev" if bucket < 75 else "test"
+
+
+def split(examples: Iterable[dspy.Example]) -> dict[str, list[dspy.Example]]:
+    """Group examples into train / dev / test: the `split` field when present, else `assign_split(id)`."""
+    parts: dict[str, list[dspy.Example]] = {name: [] for name in SPLITS}
+    for example in examples:
+        name = example.get("split") or assign_split(str(example.get("id") or example.get("question")))
+        if name not in parts:
+            raise DatasetError(f"example {example.get('id')!r}: split {name!r} is not one of {', '.join(SPLITS)}")
+        parts[name].append(example)
+    return parts

@@ -1,0 +1,319 @@
+"""DeltaSeek: a ReAct-style search agent whose guardrails live in Python control flow.
+
+Each step asks the LM only for what is new (StepDelta) and one next move; the loop, not the
+prompt, blocks duplicate calls, enforces the budgets, refines weak searches, stops exhausted
+ones and always ends with a synthesized answer whose caveats say what is missing.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+import dspy
+
+from programs import guardrails as guard
+from programs.feedback import format_observation
+from programs.guardrails import AgentSettings
+from programs.scratchpad import Fact, Scratchpad, StepRecord, ToolCall
+from programs.text_calls import parse_text_tool_call
+from programs.tools import SearchTool, ToolResult, ToolStatus, named_entities
+from signatures import ClassifyTask, DiversifyQuery, JudgeAnswerability, Synthesize, step_delta_for_tools
+
+FACT_CHARS = 400
+PLANS = {
+    "lookup": ["Search the question's key terms", "Refine once if the passage does not name the answer", "Answer"],
+    "multi_hop": ["Find the first entity", "Search the second hop from what was found", "Answer from both"],
+    "comparison": ["Broad scan", "Search each side separately", "Compare with caveats"],
+    "aggregate_or_ill_posed": ["Broad scan for a published figure", "Search proxies if none exists",
+                               "Answer qualitatively, naming the missing metric and the assumptions"],
+    "codebase": ["Search the code for the name", "Read the definition", "Answer"],
+}
+
+
+@dataclass
+class Move:
+    """What a step decided: synthesize, or run `tool` with `query`."""
+    synthesize: bool
+    tool: str = ""
+    query: str = ""
+    origin: str = "structured"
+
+
+class DeltaSeek(dspy.Module):
+    def __init__(self, tools: list[SearchTool], settings: AgentSettings | None = None):
+        super().__init__()
+        if not tools:
+            raise ValueError("DeltaSeek needs at least one tool")
+        self.tools = {tool.name: tool for tool in tools}
+        self.settings = settings or AgentSettings()
+        self.step_delta = dspy.Predict(step_delta_for_tools(list(self.tools)))
+        self.diversify = dspy.Predict(DiversifyQuery)
+        self.judge = dspy.Predict(JudgeAnswerability)
+        self.classify = dspy.Predict(ClassifyTask)
+        self.synthesize = dspy.Predict(Synthesize)
+        self._task_kinds: dict[str, str] = {}
+
+    @property
+    def tool_names(self) -> list[str]:
+        return list(self.tools)
+
+    def forward(self, question: str) -> dspy.Prediction:
+        pad = Scratchpad(question=question)
+        soft, hard, first_strategy = self.begin(pad)
+        stop = None
+        while stop is None:
+            stop = self.stop_reason(pad, hard)
+            if stop:
+                break
+            move = self.propose_move(pad, soft, hard, first_strategy)
+            if move is None:
+                continue  # an unusable reply: no progress, the budget still counts
+            if pad.executed_calls and (move.synthesize or guard.answerability_stops_search(pad)):
+                stop = "answered" if move.synthesize else "answerability"
+                break
+            if move.synthesize:  # tool first: no answer before one search has run
+                move = Move(False, self.tool_names[0], question, "tool_first")
+            call = self.admit_call(pad, move, first_strategy)
+            if call is None:
+                stop = "no_new_query"
+                break
+            self.execute(pad, call, first_strategy)
+        return self.finish(pad, stop)
+
+    # --- the steps of the loop -------------------------------------------------
+
+    def begin(self, pad: Scratchpad) -> tuple[int, int, str]:
+        """Classify the task (cached per question); the kind sets budgets, plan and first strategy."""
+        kind = self.task_kind(pad.question)
+        soft, hard, first_strategy = guard.TASK_PROFILES[kind]
+        if not self.settings.budgets_from_task_kind:
+            soft, hard = self.settings.soft_budget, self.settings.hard_budget
+        else:  # the settings are ceilings the kind can only tighten
+            soft, hard = min(soft, self.settings.soft_budget), min(hard, self.settings.hard_budget)
+        pad.task_kind, pad.plan, pad.interpretation = kind, PLANS[kind], pad.question
+        return soft, hard, first_strategy
+
+    def task_kind(self, question: str) -> str:
+        if question not in self._task_kinds:
+            kind = None
+            if self.settings.classify_with_lm:
+                try:
+                    kind = self.classify(question=question).kind
+                except Exception:  # any LM failure falls back to the heuristic
+                    kind = None
+            self._task_kinds[question] = kind if kind in PLANS else heuristic_task_kind(question)
+        return self._task_kinds[question]
+
+    def stop_reason(self, pad: Scratchpad, hard: int) -> str | None:
+        if guard.hard_budget_reached(pad, hard):
+            return "hard_budget"
+        if guard.search_limit_reached(pad, self.settings.max_searches):
+            return "max_searches"
+        if guard.answerability_stops_search(pad):
+            return "answerability"
+        if guard.search_exhausted(pad, self.settings.exhaustion_window):
+            return "exhausted"
+        if pad.consecutive_lm_failures >= self.settings.max_lm_failures:
+            return "lm_error"
+        return None
+
+    def propose_move(self, pad: Scratchpad, soft: int, hard: int, first_strategy: str) -> Move | None:
+        record = StepRecord(step=pad.step + 1)
+        pad.steps.append(record)
+        guidance = self.guidance(pad, soft, hard, first_strategy)
+        pad.notes.clear()
+        try:
+            out = self.step_delta(question=pad.question, step=record.step, scratchpad=pad.render(), guidance=guidance)
+        except Exception as exc:  # a parse error or a failing LM must not escape forward()
+            return self.recover_text_call(pad, record, exc)
+        pad.consecutive_lm_failures = 0
+        record.new_evidence = [str(e) for e in (out.new_evidence or [])][:3]
+        record.uncertain = [str(u) for u in (out.uncertain or [])][:2]
+        record.answerability = out.answerability
+        pad.uncertainties = (pad.uncertainties + record.uncertain)[-4:]
+        if pad.executed_calls:  # an answerability claim counts only once evidence exists
+            pad.answerability = out.answerability
+        record.move = "synthesize" if out.next_move == "synthesize" else f"{out.tool}(\"{out.query}\")"
+        return Move(out.next_move == "synthesize", out.tool, (out.query or "").strip())
+
+    def recover_text_call(self, pad: Scratchpad, record: StepRecord, exc: Exception) -> Move | None:
+        raw = getattr(exc, "lm_response", None) or ""
+        parsed = parse_text_tool_call(raw, self.tool_names)
+        if parsed:
+            pad.consecutive_lm_failures = 0
+            record.note = "structured output failed; tool call parsed from text"
+            record.move = f"{parsed[0]}(\"{parsed[1]}\")"
+            return Move(False, parsed[0], parsed[1], "text")
+        pad.lm_failures += 1
+        pad.consecutive_lm_failures += 1
+        record.note = f"no usable move ({type(exc).__name__}); counted as no progress"
+        return None
+
+    def admit_call(self, pad: Scratchpad, move: Move, first_strategy: str) -> Move | None:
+        """The duplicate guard: reroute from failed tools, block repeats, ask for another angle."""
+        if move.tool not in self.tools:
+            move.tool = self.tool_names[0]
+        rerouted = guard.reroute_from_failed_tool(pad, move.tool, move.query, self.tool_names)
+        if rerouted:
+            move = Move(False, rerouted, move.query, "rerouted")
+        reason = self.why_blocked(pad, move)
+        if reason is None:
+            return move
+        self.record_blocked(pad, move, reason)
+        while (strategy := guard.next_unused_strategy(pad, first_strategy)) is not None:
+            pad.strategies_used.append(strategy)
+            query = self.diversified_query(pad, strategy)
+            if query is None:
+                continue
+            retry = Move(False, move.tool, query, "diversified")
+            reason = self.why_blocked(pad, retry)
+            if reason is None:
+                return retry
+            self.record_blocked(pad, retry, reason)
+            return None  # still a duplicate after diversifying: move to synthesis
+        return None
+
+    def why_blocked(self, pad: Scratchpad, move: Move) -> str | None:
+        return (guard.block_duplicate_call(pad, move.tool, move.query, self.settings.min_new_tokens)
+                or guard.block_off_topic_query(pad, move.query))
+
+    def diversified_query(self, pad: Scratchpad, strategy: str) -> str | None:
+        try:
+            out = self.diversify(question=pad.question, tried_queries=pad.tried_queries,
+                                 facts=[f.text[:160] for f in pad.facts[-6:]], strategy=strategy)
+            query = (out.query or "").strip()
+        except Exception:
+            query = ""
+        usable = query and not self.why_blocked(pad, Move(False, self.tool_names[0], query))
+        return query if usable else heuristic_query(pad.question, strategy) or query or None
+
+    def record_blocked(self, pad: Scratchpad, move: Move, reason: str) -> None:
+        pad.tool_calls.append(ToolCall(step=pad.step, tool=move.tool, args={"query": move.query},
+                                       status=ToolStatus.BLOCKED, executed=False, blocked_reason=reason,
+                                       origin=move.origin))
+        blocked = ToolResult(tool=move.tool, query=move.query, status=ToolStatus.BLOCKED, note=reason)
+        pad.notes.append(format_observation(blocked, pad, self.tool_names))
+
+    def execute(self, pad: Scratchpad, move: Move, first_strategy: str) -> None:
+        try:
+            result = self.tools[move.tool](move.query)
+        except Exception as exc:  # a tool's own bug becomes an observation, not a crash
+            result = ToolResult(tool=move.tool, query=move.query, status=ToolStatus.UNAVAILABLE,
+                                note=f"{type(exc).__name__}: {exc}")
+        facts = [Fact(source=h.source, title=h.title, text=h.text[:FACT_CHARS], step=pad.step) for h in result.hits]
+        call = ToolCall(step=pad.step, tool=move.tool, args={"query": move.query}, status=result.status,
+                        executed=True, result_count=len(result.hits), origin=move.origin,
+                        top_score=max((h.score for h in result.hits if h.score is not None), default=None),
+                        summary=result.note or ", ".join(h.title for h in result.hits))
+        pad.tool_calls.append(call)
+        call.new_facts = pad.add_facts(facts)
+        observation = format_observation(result, pad, self.tool_names, guard.next_unused_strategy(pad, first_strategy))
+        pad.steps[-1].observation = observation
+        pad.notes.append(observation)
+        self.check_refinement(pad, first_strategy)
+
+    def check_refinement(self, pad: Scratchpad, first_strategy: str) -> None:
+        """Weak results call for a refined query; a streak of them calls for an answerability judgment."""
+        reason = guard.refinement_reason(pad, self.settings.relevance_drop)
+        if reason is None:
+            return
+        strategy = guard.next_unused_strategy(pad, first_strategy)
+        pad.notes.append(f"REFINE: the last search {reason}. Use a materially different query"
+                         + (f" (strategy: {strategy})" if strategy else "") + ", or synthesize.")
+        if guard.weak_search_streak(pad) >= self.settings.weak_results_before_judging:
+            try:
+                out = self.judge(question=pad.question, facts=[f.text[:160] for f in pad.facts[-6:]],
+                                 tried_queries=pad.tried_queries)
+                pad.answerability = out.answerability
+                pad.uncertainties.append(f"answerability {out.answerability}: {out.reason}")
+            except Exception:
+                pass  # without a judgment the exhaustion guard still ends the search
+
+    def guidance(self, pad: Scratchpad, soft: int, hard: int, first_strategy: str) -> str:
+        tools = "; ".join(f"{t.name}(query): {t.description}" for t in self.tools.values())
+        parts = [f"Tools: {tools}", guard.budget_guidance(pad, soft, hard)]
+        if not pad.executed_calls:
+            parts.append(f"Start with the {first_strategy} search strategy. Plan: " + " -> ".join(pad.plan))
+        parts += pad.notes[-2:]
+        return "\n".join(parts)
+
+    # --- the final answer ------------------------------------------------------
+
+    def finish(self, pad: Scratchpad, stop: str) -> dspy.Prediction:
+        if not pad.executed_calls:  # tool first holds even when every LM reply was unusable
+            self.execute(pad, Move(False, self.tool_names[0], pad.question, "tool_first"), "direct")
+        missing = list(dict.fromkeys(pad.uncertainties))[-4:]
+        if stop in ("hard_budget", "max_searches", "exhausted", "no_new_query", "lm_error"):
+            missing.append(STOP_CAVEATS[stop])
+        answer, caveats, assumptions, sources, claimed = self.synthesize_answer(pad, missing)
+        answerability = guard.settle_answerability(pad, claimed)
+        if not pad.facts:
+            answer = f"No information found: no search returned anything relevant to \"{pad.question}\"."
+            sources = []
+        if stop in STOP_CAVEATS:
+            caveats.append(STOP_CAVEATS[stop])
+        pad.candidate_answer, pad.answerability = answer, answerability
+        pad.assumptions = list(dict.fromkeys(pad.assumptions + assumptions))
+        return dspy.Prediction(
+            answer=answer, answerability=answerability, caveats=list(dict.fromkeys(caveats)),
+            assumptions=pad.assumptions, sources=sources, stop_reason=stop, steps=pad.step,
+            tool_calls=[c.model_dump(mode="json") for c in pad.tool_calls], scratchpad=pad,
+        )
+
+    def synthesize_answer(self, pad: Scratchpad, missing: list[str]):
+        facts = [f"[{f.source}] {f.title}: {f.text}" for f in pad.facts[-8:]]
+        known = {f.source for f in pad.facts}
+        try:
+            out = self.synthesize(question=pad.question, facts=facts, missing=missing)
+            sources = [s.strip("[] ") for s in (out.sources or []) if s.strip("[] ") in known]
+            answer, caveats = str(out.answer).strip(), [str(c) for c in out.caveats or []]
+            if pad.facts and not guard.answer_is_grounded(answer, pad):
+                answer = best_effort_answer(pad)
+                caveats.append("The model's answer was not supported by the facts found; "
+                               "this answer quotes the best evidence instead.")
+            return (answer, caveats, [str(a) for a in out.assumptions or []],
+                    sources or [f.source for f in pad.facts[:3]], out.answerability)
+        except Exception as exc:  # the answer is never skipped: fall back to the evidence itself
+            return (best_effort_answer(pad), [f"The synthesis step failed ({type(exc).__name__}); "
+                                              "this answer quotes the best evidence found."],
+                    [], [f.source for f in pad.facts[:1]], None)
+
+
+STOP_CAVEATS = {
+    "hard_budget": "The search stopped at its step budget before it was complete.",
+    "max_searches": "The search stopped at its limit on searches.",
+    "exhausted": "Several searches in a row found nothing new; the search was stopped.",
+    "no_new_query": "No materially different query was left to try.",
+    "lm_error": "The model's replies could not be used; the answer rests on the searches that ran.",
+    "answerability": "The exact question does not look answerable from the available sources.",
+}
+
+
+def best_effort_answer(pad: Scratchpad) -> str:
+    if not pad.facts:
+        return f"No information found about \"{pad.question}\"."
+    best = pad.facts[0]
+    return f"Best evidence found ({best.title}): {best.text[:300]}"
+
+
+def heuristic_task_kind(question: str) -> str:
+    q = question.lower()
+    if re.search(r"\b(interface|class|function|method|module|codebase|repository|repo)\b", q):
+        return "codebase"
+    if re.search(r"\b(rate|adoption|percentage|share|how many|statistics?|market)\b", q):
+        return "aggregate_or_ill_posed"
+    if re.search(r"\b(vs\.?|versus|compare|compared|difference between)\b", q):
+        return "comparison"
+    if re.search(r"\b(of the|creator|founder|author|whose|born)\b", q) and len(named_entities(question)) >= 1:
+        return "multi_hop"
+    return "lookup"
+
+
+def heuristic_query(question: str, strategy: str) -> str | None:
+    """A deterministic query when the LM gives none: only for strategies that need no world knowledge."""
+    if strategy == "direct":
+        return " ".join(sorted(guard.meaningful_tokens(question))) or None
+    if strategy == "entity-focused":
+        return " ".join(named_entities(question)) or None
+    return None

@@ -1,0 +1,63 @@
+"""Tool feedback (seed 003): every observation says WHAT happened, WHAT was found and WHAT to do
+next. NEXT STEPS name only tools that exist and moves not yet tried."""
+
+from __future__ import annotations
+
+from programs.guardrails import normalize_query
+from programs.scratchpad import Scratchpad
+from programs.tools import ToolResult, ToolStatus
+
+SNIPPET_CHARS = 240
+
+_STATUS_LINES = {
+    ToolStatus.SUCCESS: "✓ {tool} found {n} result(s) for \"{query}\"",
+    ToolStatus.PARTIAL: "⚠ {tool} found results for \"{query}\" but they may not directly answer the question",
+    ToolStatus.NO_RESULTS: "⚠ {tool} found no results for \"{query}\"",
+    ToolStatus.RATE_LIMITED: "✗ {tool} is rate limited",
+    ToolStatus.UNAVAILABLE: "✗ {tool} is temporarily unavailable",
+    ToolStatus.BLOCKED: "✗ {tool}(\"{query}\") was not run",
+}
+
+
+def untried_tools(pad: Scratchpad, query: str, tool_names: list[str], exclude: str) -> list[str]:
+    """Tools other than `exclude` that have not yet run this query and have not failed."""
+    tried = {(c.tool, normalize_query(c.query)) for c in pad.executed_calls}
+    broken = {c.tool for c in pad.executed_calls if c.status.failed}
+    return [t for t in tool_names
+            if t != exclude and t not in broken and (t, normalize_query(query)) not in tried]
+
+
+def next_steps(result: ToolResult, pad: Scratchpad, tool_names: list[str], strategy: str | None) -> list[str]:
+    others = untried_tools(pad, result.query, tool_names, exclude=result.tool)
+    switch = [f"Try {t}(query: \"{result.query}\")" for t in others]
+    angle = f" (strategy: {strategy})" if strategy else ""
+    refine = f"Search {result.tool} with new terms from another angle{angle}; do not repeat: " + \
+        "; ".join(f"\"{q}\"" for q in pad.tried_queries[-4:])
+    if result.status is ToolStatus.SUCCESS:
+        return ["If this answers the question → next_move: synthesize",
+                f"If a detail is missing → {refine}"]
+    if result.status is ToolStatus.PARTIAL:
+        return [f"Try a more specific search → {refine}", *switch,
+                "If you have enough → next_move: synthesize"]
+    if result.status is ToolStatus.NO_RESULTS:
+        return [*switch, f"Try alternate terms → {refine}",
+                "If the topic does not exist → next_move: synthesize, saying no information was found"]
+    if result.status.failed:
+        return [*(switch or ["No other tool is available"]),
+                "If you have results from other tools → next_move: synthesize with that information"]
+    # Blocked: the seed's three ways out.
+    return [f"Change the query → {refine}", *switch, "Move to synthesis → next_move: synthesize",
+            "Or declare the question unanswerable as asked (answerability: unlikely)"]
+
+
+def format_observation(result: ToolResult, pad: Scratchpad, tool_names: list[str],
+                       strategy: str | None = None) -> str:
+    lines = [_STATUS_LINES[result.status].format(tool=result.tool, n=len(result.hits), query=result.query)]
+    if result.note:
+        lines.append(f"({result.note})")
+    for hit in result.hits:
+        lines.append(f"## [{hit.source}] {hit.title}\n{hit.text[:SNIPPET_CHARS]}")
+    steps = next_steps(result, pad, tool_names, strategy)
+    heading = "ALTERNATIVES:" if result.status.failed else "NEXT STEPS:"
+    lines.append(heading + "\n" + "\n".join(f"- {s}" for s in steps))
+    return "\n".join(lines)

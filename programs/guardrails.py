@@ -1,0 +1,176 @@
+"""Guardrails: small pure functions over the scratchpad. The agent loop calls them by name;
+none of them needs an LM, so each is unit-tested on its own."""
+
+from __future__ import annotations
+
+import re
+
+from pydantic import BaseModel, Field
+
+from programs.scratchpad import Scratchpad
+
+STRATEGIES = ("direct", "broader", "narrower", "synonyms", "entity-focused", "temporal", "proxies")
+
+# Short English function words: a query that differs only in these is the same query.
+_STOPWORDS = frozenset("""
+a an and are as at be by did do does for from how in is it its of on or the to was were what when where which who
+whom whose why with vs versus about current currently please tell me find search information info
+""".split())
+
+
+class AgentSettings(BaseModel):
+    """Budgets and thresholds of the guarded loop. Where the seeds disagree, the choice is a setting."""
+
+    soft_budget: int = Field(4, ge=1, description="After this many steps the step is told to prefer synthesis.")
+    hard_budget: int = Field(8, ge=1, description="At this many steps the tools are removed and the answer is forced.")
+    max_searches: int | None = Field(None, ge=1, description="Cap on executed searches; 2 gives the seeds' search-plus-one-refinement mode.")
+    min_new_tokens: int = Field(3, ge=1, description="A query differing from an earlier one by fewer meaningful tokens is a near-duplicate.")
+    exhaustion_window: int = Field(3, ge=2, description="This many searches in a row adding no new facts end the search.")
+    weak_results_before_judging: int = Field(2, ge=1, description="After this many weak searches in a row, judge answerability.")
+    relevance_drop: float = Field(0.5, gt=0, lt=1, description="A top score below this share of the best so far is a drop in relevance.")
+    max_lm_failures: int = Field(3, ge=1, description="This many unusable LM replies in a row stop the search.")
+    budgets_from_task_kind: bool = Field(True, description="Let the task kind set soft/hard budgets (seed 004).")
+    classify_with_lm: bool = Field(True, description="Ask the LM for the task kind; the heuristic is the fallback.")
+
+
+# Budgets and the first search strategy for each kind of task (seed 004: the kind sets the strategy).
+TASK_PROFILES: dict[str, tuple[int, int, str]] = {
+    "lookup": (3, 6, "direct"),
+    "multi_hop": (4, 8, "entity-focused"),
+    "comparison": (4, 8, "entity-focused"),
+    "aggregate_or_ill_posed": (3, 6, "broader"),
+    "codebase": (4, 8, "direct"),
+}
+
+
+def normalize_query(query: str) -> str:
+    return " ".join(re.findall(r"[\w.]+", query.lower()))
+
+
+def meaningful_tokens(query: str) -> set[str]:
+    return {t.strip(".") for t in normalize_query(query).split() if t.strip(".") and t not in _STOPWORDS}
+
+
+def block_duplicate_call(pad: Scratchpad, tool: str, query: str, min_new_tokens: int = 3) -> str | None:
+    """Why this call must not run, or None. Exact duplicates and near-duplicates (same tool,
+    fewer than `min_new_tokens` meaningful tokens different) are blocked, failed calls included."""
+    if not meaningful_tokens(query):
+        return "the query has no meaningful terms"
+    normalized = normalize_query(query)
+    tokens = meaningful_tokens(query)
+    for call in pad.executed_calls:
+        if call.tool != tool:
+            continue
+        if normalize_query(call.query) == normalized:
+            return f"exact duplicate of the step {call.step} call {tool}(\"{call.query}\")"
+        differing = len(tokens ^ meaningful_tokens(call.query))
+        if differing < min_new_tokens:
+            return (f"near-duplicate of {tool}(\"{call.query}\"): only {differing} meaningful "
+                    f"token(s) differ, at least {min_new_tokens} are needed")
+    return None
+
+
+def block_off_topic_query(pad: Scratchpad, query: str) -> str | None:
+    """A query sharing no meaningful term with the question or the facts found is not a refinement
+    (weak models echo field or tool names as queries)."""
+    context = meaningful_tokens(pad.question + " " + " ".join(f.title + " " + f.text for f in pad.facts))
+    if meaningful_tokens(query) and not meaningful_tokens(query) & context:
+        return "off-topic: the query shares no term with the question or the facts found"
+    return None
+
+
+def failed_tools(pad: Scratchpad) -> set[str]:
+    """Tools that were rate-limited or unavailable in this run."""
+    return {c.tool for c in pad.executed_calls if c.status.failed}
+
+
+def reroute_from_failed_tool(pad: Scratchpad, tool: str, query: str, tool_names: list[str]) -> str | None:
+    """A healthy tool to use instead of a failed one, not yet tried with this query; None to keep `tool`."""
+    broken = failed_tools(pad)
+    if tool not in broken:
+        return None
+    tried = {(c.tool, normalize_query(c.query)) for c in pad.executed_calls}
+    for other in tool_names:
+        if other not in broken and (other, normalize_query(query)) not in tried:
+            return other
+    return None
+
+
+def hard_budget_reached(pad: Scratchpad, hard_budget: int) -> bool:
+    return pad.step >= hard_budget
+
+
+def search_limit_reached(pad: Scratchpad, max_searches: int | None) -> bool:
+    return max_searches is not None and len(pad.executed_calls) >= max_searches
+
+
+def budget_guidance(pad: Scratchpad, soft_budget: int, hard_budget: int) -> str:
+    """The soft budget's nudge toward synthesis, in the words the step reads."""
+    left = hard_budget - pad.step
+    if pad.step >= soft_budget:
+        return (f"Step {pad.step + 1} of at most {hard_budget}. You have already used several steps: "
+                "prefer next_move=synthesize now, using what you have.")
+    return f"Step {pad.step + 1} of at most {hard_budget} ({left} left)."
+
+
+def refinement_reason(pad: Scratchpad, relevance_drop: float = 0.5) -> str | None:
+    """Why the last executed search calls for a refined query: quality, not only zero results."""
+    executed = pad.executed_calls
+    if not executed:
+        return None
+    last = executed[-1]
+    if last.status.failed:
+        return None  # a tool failure calls for another tool, not another query
+    if last.result_count == 0:
+        return "found no results"
+    if last.new_facts == 0:
+        return "added no new facts"
+    earlier = [c.top_score for c in executed[:-1] if c.top_score]
+    if last.top_score is not None and earlier and last.top_score < relevance_drop * max(earlier):
+        return f"was much less relevant than earlier searches (top score {last.top_score:.1f} vs {max(earlier):.1f})"
+    return None
+
+
+def weak_search_streak(pad: Scratchpad) -> int:
+    """How many executed searches in a row, counting back from the last, added no new facts."""
+    streak = 0
+    for call in reversed(pad.executed_calls):
+        if call.new_facts > 0:
+            break
+        streak += 1
+    return streak
+
+
+def search_exhausted(pad: Scratchpad, window: int = 3) -> bool:
+    return weak_search_streak(pad) >= window
+
+
+def answerability_stops_search(pad: Scratchpad) -> bool:
+    """proxy_only or unlikely: stop searching for the exact figure (seed 000), once a search has run."""
+    return bool(pad.executed_calls) and pad.answerability in ("proxy_only", "unlikely")
+
+
+def next_unused_strategy(pad: Scratchpad, first: str = "direct") -> str | None:
+    order = list(STRATEGIES)
+    if first in order:
+        order.remove(first)
+        order.insert(0, first)
+    return next((s for s in order if s not in pad.strategies_used), None)
+
+
+def answer_is_grounded(answer: str, pad: Scratchpad) -> bool:
+    """Whether the answer shares at least one meaningful term with the facts found
+    (an empty or placeholder answer does not)."""
+    evidence = meaningful_tokens(" ".join(f.title + " " + f.text for f in pad.facts))
+    return bool(meaningful_tokens(answer) & evidence)
+
+
+def settle_answerability(pad: Scratchpad, claimed: str | None) -> str:
+    """The answerability reported with the final answer. No facts at all means unlikely,
+    whatever the LM claims: an answer resting on no source is not direct."""
+    if not pad.facts:
+        return "unlikely"
+    for value in (pad.answerability, claimed):
+        if value in ("proxy_only", "unlikely"):
+            return value
+    return claimed if claimed in ("direct", "proxy_only", "unlikely") else "direct"

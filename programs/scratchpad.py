@@ -1,0 +1,116 @@
+"""The scratchpad: the agent's whole state, its trajectory, and what a user inspects after a run."""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, Field
+
+from programs.tools import ToolStatus
+
+AnswerabilityStatus = Literal["unknown", "direct", "proxy_only", "unlikely"]
+
+
+class ToolCall(BaseModel):
+    step: int
+    tool: str
+    args: dict[str, str]
+    status: ToolStatus
+    executed: bool
+    result_count: int = 0
+    new_facts: int = 0
+    top_score: float | None = None
+    blocked_reason: str | None = None
+    origin: Literal["structured", "text", "diversified", "rerouted", "tool_first"] = "structured"
+    summary: str = ""
+
+    @property
+    def query(self) -> str:
+        return self.args.get("query", "")
+
+
+class Fact(BaseModel):
+    source: str
+    title: str
+    text: str
+    step: int
+
+
+class StepRecord(BaseModel):
+    step: int
+    new_evidence: list[str] = Field(default_factory=list)
+    uncertain: list[str] = Field(default_factory=list)
+    answerability: str = "unknown"
+    move: str = ""
+    observation: str = ""
+    note: str = ""
+
+
+class Scratchpad(BaseModel):
+    question: str
+    task_kind: str = "lookup"
+    interpretation: str = ""
+    assumptions: list[str] = Field(default_factory=list)
+    plan: list[str] = Field(default_factory=list)
+    tool_calls: list[ToolCall] = Field(default_factory=list)
+    facts: list[Fact] = Field(default_factory=list)
+    uncertainties: list[str] = Field(default_factory=list)
+    candidate_answer: str | None = None
+    answerability: AnswerabilityStatus = "unknown"
+    steps: list[StepRecord] = Field(default_factory=list)
+    strategies_used: list[str] = Field(default_factory=list)
+    notes: list[str] = Field(default_factory=list, description="guardrail messages for the next step")
+    lm_failures: int = 0
+    consecutive_lm_failures: int = 0
+
+    @property
+    def step(self) -> int:
+        return len(self.steps)
+
+    @property
+    def executed_calls(self) -> list[ToolCall]:
+        return [c for c in self.tool_calls if c.executed]
+
+    @property
+    def blocked_calls(self) -> list[ToolCall]:
+        return [c for c in self.tool_calls if not c.executed]
+
+    @property
+    def tried_queries(self) -> list[str]:
+        """Every query run so far, with no repeats, in order."""
+        return list(dict.fromkeys(c.query for c in self.executed_calls))
+
+    def add_facts(self, facts: list[Fact]) -> int:
+        """Add facts not already known (one per source); returns how many were new."""
+        known = {f.source for f in self.facts}
+        fresh = [f for f in facts if f.source not in known]
+        self.facts.extend(fresh)
+        return len(fresh)
+
+    def render(self, fact_chars: int = 160, max_facts: int = 6) -> str:
+        """A compact view for the LM: it grows with what was learned, not with the number of steps."""
+        lines = [f"Interpretation: {self.interpretation or self.question}"]
+        if self.assumptions:
+            lines.append("Assumptions: " + "; ".join(self.assumptions))
+        lines.append("Facts:" if self.facts else "Facts: none yet")
+        lines += [f"- [{f.source}] {f.title}: {f.text[:fact_chars]}" for f in self.facts[-max_facts:]]
+        if self.tool_calls:
+            lines.append("Searches already run (do not repeat):")
+            lines += [f"- {c.tool}: \"{c.query}\" -> {c.result_count} results, {c.status.value}" for c in self.executed_calls]
+            lines += [f"- {c.tool}: \"{c.query}\" -> blocked ({c.blocked_reason})" for c in self.blocked_calls[-3:]]
+        if self.uncertainties:
+            lines.append("Still unknown: " + "; ".join(self.uncertainties[-2:]))
+        lines.append(f"Answerability so far: {self.answerability}")
+        return "\n".join(lines)
+
+    def save(self, path: str | os.PathLike) -> None:
+        """Atomic write: a crash mid-write never leaves a truncated trajectory."""
+        path = Path(path)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
+        with os.fdopen(fd, "w", encoding="utf-8") as out:
+            out.write(self.model_dump_json(indent=2))
+        os.replace(tmp, path)
