@@ -126,11 +126,13 @@ def run_question(program, lm, question: str) -> dict:
     pred = program(question=question)
     seconds = time.perf_counter() - started
     calls = lm.history[history_before:]
+    facts = {f.source: f for f in pred.scratchpad.facts}
+    sources = [{"id": s, "title": facts[s].title, "url": facts[s].url} for s in pred.sources if s in facts]
     tokens = sum((c.get("usage") or {}).get("total_tokens") or 0 for c in calls)
     return {
         "question": question, "answer": pred.answer, "answerability": pred.answerability,
         "caveats": pred.caveats, "assumptions": pred.assumptions, "stop_reason": pred.stop_reason,
-        "steps": pred.steps, "tool_calls": pred.tool_calls, "sources": pred.sources,
+        "steps": pred.steps, "tool_calls": pred.tool_calls, "sources": sources,
         "lm_calls": len(calls), "tokens": tokens, "seconds": round(seconds, 2),
         "trajectory": pred.scratchpad.model_dump(mode="json"),
     }
@@ -154,8 +156,8 @@ def print_answer(record: dict) -> None:
     print(f"\nanswerability: {record['answerability']}  (stopped: {record['stop_reason']}; "
           f"{record['steps']} steps, {sum(c['executed'] for c in record['tool_calls'])} searches, "
           f"{record['lm_calls']} LM calls, {record['seconds']} s)")
-    for label, items in (("caveats", record["caveats"]), ("assumptions", record["assumptions"]),
-                         ("sources", record["sources"])):
+    cited = [" ".join(filter(None, (s["title"], s["url"] or f"[{s['id']}]"))) for s in record["sources"]]
+    for label, items in (("caveats", record["caveats"]), ("assumptions", record["assumptions"]), ("sources", cited)):
         if items:
             print(f"{label}:")
             for item in items:

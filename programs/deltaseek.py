@@ -58,6 +58,11 @@ class DeltaSeek(dspy.Module):
     def tool_names(self) -> list[str]:
         return list(self.tools)
 
+    @property
+    def reserved_names(self) -> set[str]:
+        """Names from the prompt itself: tools and the step's fields."""
+        return set(self.tools) | set(self.step_delta.signature.fields)
+
     def forward(self, question: str) -> dspy.Prediction:
         pad = Scratchpad(question=question)
         soft, hard, first_strategy = self.begin(pad)
@@ -176,7 +181,7 @@ class DeltaSeek(dspy.Module):
 
     def why_blocked(self, pad: Scratchpad, move: Move) -> str | None:
         return (guard.block_duplicate_call(pad, move.tool, move.query, self.settings.min_new_tokens)
-                or guard.block_off_topic_query(pad, move.query))
+                or guard.block_echo_query(move.query, self.reserved_names))
 
     def diversified_query(self, pad: Scratchpad, strategy: str) -> str | None:
         try:
@@ -201,7 +206,8 @@ class DeltaSeek(dspy.Module):
         except Exception as exc:  # a tool's own bug becomes an observation, not a crash
             result = ToolResult(tool=move.tool, query=move.query, status=ToolStatus.UNAVAILABLE,
                                 note=f"{type(exc).__name__}: {exc}")
-        facts = [Fact(source=h.source, title=h.title, text=h.text[:FACT_CHARS], step=pad.step) for h in result.hits]
+        facts = [Fact(source=h.source, title=h.title, url=h.url, text=h.text[:FACT_CHARS], step=pad.step)
+                 for h in result.hits]
         call = ToolCall(step=pad.step, tool=move.tool, args={"query": move.query}, status=result.status,
                         executed=True, result_count=len(result.hits), origin=move.origin,
                         top_score=max((h.score for h in result.hits if h.score is not None), default=None),

@@ -70,12 +70,13 @@ def block_duplicate_call(pad: Scratchpad, tool: str, query: str, min_new_tokens:
     return None
 
 
-def block_off_topic_query(pad: Scratchpad, query: str) -> str | None:
-    """A query sharing no meaningful term with the question or the facts found is not a refinement
-    (weak models echo field or tool names as queries)."""
-    context = meaningful_tokens(pad.question + " " + " ".join(f.title + " " + f.text for f in pad.facts))
-    if meaningful_tokens(query) and not meaningful_tokens(query) & context:
-        return "off-topic: the query shares no term with the question or the facts found"
+def block_echo_query(query: str, reserved_names: set[str]) -> str | None:
+    """A 'query' made only of tool or field names is an echo of the prompt, not a search
+    (small models copy `search_corpus` or `query` into the query field)."""
+    tokens = meaningful_tokens(query.replace("_", " ")) | meaningful_tokens(query)
+    reserved = {part for name in reserved_names for part in [name, *name.split("_")]}
+    if tokens and tokens <= reserved:
+        return "the query only repeats tool or field names; write search terms"
     return None
 
 

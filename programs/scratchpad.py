@@ -35,6 +35,7 @@ class ToolCall(BaseModel):
 class Fact(BaseModel):
     source: str
     title: str
+    url: str | None = None
     text: str
     step: int
 

@@ -38,8 +38,8 @@ class Hit(BaseModel):
 
     @property
     def source(self) -> str:
-        """What a citation names: the url if there is one, else the passage id, else the title."""
-        return self.url or self.id or self.title
+        """The key a citation uses: the passage id if there is one, else the url, else the title."""
+        return self.id or self.url or self.title
 
 
 class ToolResult(BaseModel):

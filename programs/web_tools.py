@@ -9,11 +9,12 @@ with the fault in the note. Network answers are cached on disk (`programs.search
 
 from __future__ import annotations
 
+import functools
 import html
 import os
 import re
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from urllib.parse import quote, urljoin
 
@@ -36,7 +37,8 @@ class WebSettings(BaseModel):
     timeout: float = 10.0
     """Seconds a network call may take before it is reported UNAVAILABLE (DELTASEEK_SEARCH_TIMEOUT)."""
     retries: int = 2
-    """Extra attempts after a 5xx or a refused connection; a 429 or a timeout is never retried (DELTASEEK_SEARCH_RETRIES)."""
+    """Extra attempts after a 5xx or a refused connection; never after a 429 or a timeout
+    (DELTASEEK_SEARCH_RETRIES)."""
     retry_wait: float = 0.5
     """Seconds before the first retry; each later wait doubles (DELTASEEK_SEARCH_RETRY_WAIT)."""
     cache_ttl: float = DEFAULT_TTL
@@ -47,7 +49,7 @@ class WebSettings(BaseModel):
     """Sent to Wikipedia, whose API policy asks clients to identify themselves (DELTASEEK_USER_AGENT)."""
 
     @classmethod
-    def from_env(cls, environ: dict[str, str] | None = None) -> "WebSettings":
+    def from_env(cls, environ: Mapping[str, str] | None = None) -> "WebSettings":
         environ = os.environ if environ is None else environ
         names = {"timeout": "DELTASEEK_SEARCH_TIMEOUT", "retries": "DELTASEEK_SEARCH_RETRIES",
                  "retry_wait": "DELTASEEK_SEARCH_RETRY_WAIT", "cache_ttl": "DELTASEEK_SEARCH_CACHE_TTL",
@@ -68,12 +70,19 @@ class WebSettings(BaseModel):
         return cls(**values)
 
 
+@functools.cache
+def stopwords() -> frozenset[str]:
+    """English stopwords plus question words ("what", "who", "how"), from bm25s."""
+    from bm25s.stopwords import STOPWORDS_EN_PLUS
+
+    return frozenset(STOPWORDS_EN_PLUS)
+
+
 def key_terms(query: str) -> list[str]:
     """The words a relevant text must contain: the query without stopwords and question words."""
     import bm25s
-    from bm25s.stopwords import STOPWORDS_EN_PLUS
 
-    return bm25s.tokenize(query, stopwords=list(STOPWORDS_EN_PLUS), return_ids=False, show_progress=False)[0]
+    return bm25s.tokenize(query, stopwords=list(stopwords()), return_ids=False, show_progress=False)[0]
 
 
 def missing_terms(query: str, texts: list[str]) -> list[str]:
@@ -319,15 +328,14 @@ _DEFINITION = re.compile(r"^\s*(export\s+)?(public\s+|abstract\s+)*"
 def code_tokens(text: str) -> list[str]:
     """Words, lower-cased, plus the parts of compound identifiers: VectorStore and
     vector_store both give `vector` and `store`, so either spelling finds the other."""
-    from bm25s.stopwords import STOPWORDS_EN_PLUS
-
+    skip = stopwords()
     tokens = []
     for word in _WORD.findall(text):
         parts = [p.lower() for p in _PART.findall(word)]
         tokens.append(word.lower())
         if len(parts) > 1:
             tokens.extend(parts)
-    return [t for t in tokens if len(t) > 1 and t not in STOPWORDS_EN_PLUS]
+    return [t for t in tokens if len(t) > 1 and t not in skip]
 
 
 def is_skipped_dir(path: Path) -> bool:
@@ -398,10 +406,11 @@ class LocalFilesSearch(SearchTool):
         stride = max(1, self.window // 2)
         for rel, lines in files.items():
             path_tokens = code_tokens(rel)
+            line_tokens = [code_tokens(line) for line in lines]  # once per line, though windows overlap
             for start in range(0, max(1, len(lines) - stride), stride):
                 end = min(start + self.window, len(lines))
                 windows.append((rel, start, end))
-                corpus.append(path_tokens + code_tokens("\n".join(lines[start:end])))
+                corpus.append(path_tokens + [t for tokens in line_tokens[start:end] for t in tokens])
         if corpus:
             retriever = bm25s.BM25()
             retriever.index(corpus, show_progress=False)

@@ -1,0 +1,28 @@
+import dspy
+import pytest
+
+from programs.corpus import CorpusIndex
+
+
+@pytest.fixture(autouse=True)
+def isolated_cache(tmp_path_factory, monkeypatch):
+    """Indexes and search caches go to a folder of this test session, never the user's."""
+    monkeypatch.setenv("DELTASEEK_CACHE", str(tmp_path_factory.getbasetemp() / "deltaseek-cache"))
+    monkeypatch.delenv("DELTASEEK_LM", raising=False)
+    monkeypatch.delenv("DELTASEEK_API_BASE", raising=False)
+
+
+@pytest.fixture(scope="session")
+def bundled_index(tmp_path_factory):
+    import os
+
+    os.environ.setdefault("DELTASEEK_CACHE", str(tmp_path_factory.getbasetemp() / "deltaseek-cache"))
+    return CorpusIndex.open()
+
+
+@pytest.fixture
+def use_lm():
+    """Run a test with a given LM under the JSON adapter, restoring DSPy's settings after."""
+    def configure(lm):
+        return dspy.context(lm=lm, adapter=dspy.JSONAdapter())
+    return configure

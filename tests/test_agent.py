@@ -1,0 +1,242 @@
+"""The guarded agent against scripted LMs that reproduce the seeds' failure modes."""
+
+import re
+
+import pytest
+
+from programs.deltaseek import DeltaSeek
+from programs.guardrails import AgentSettings
+from programs.tools import LocalCorpusSearch, SearchTool, ToolResult, ToolStatus
+from tests.scripted import ScriptedEngine, classify, scripted_lm, step, synth
+
+STUCK_QUERY = "current adoption rates Ollama vs Llama.cpp"
+MAG7 = "What is the current rate of adoption for Ollama vs llama.cpp in the magnificent 7?"
+
+
+def run(engine, tools, question, use_lm, **settings):
+    program = DeltaSeek(tools=tools, settings=AgentSettings(**settings))
+    with use_lm(scripted_lm(engine)):
+        return program(question=question)
+
+
+def executed(pred):
+    return [c for c in pred.tool_calls if c["executed"]]
+
+
+def blocked(pred):
+    return [c for c in pred.tool_calls if not c["executed"]]
+
+
+def test_seed_000_stuck_query_runs_once_and_ends_with_a_proxy_answer(bundled_index, use_lm):
+    proxies = iter(["ollama github stars docker pulls", "llama.cpp contributors pypi downloads bindings",
+                    "ollama llama.cpp production case studies teams"])
+    engine = ScriptedEngine(
+        classify=classify("aggregate_or_ill_posed"),
+        step=lambda _: step(STUCK_QUERY),  # the seed's failure: the same query at every step
+        diversify=lambda _: {"query": next(proxies, STUCK_QUERY)},
+        judge=lambda _: {"answerability": "proxy_only", "reason": "no adoption rate is published"},
+        synthesize=lambda _: synth(
+            "No adoption-rate figure exists; by proxies Ollama (140,000+ GitHub stars) is more popular "
+            "among developers, while llama.cpp is embedded in many products.",
+            sources=["ollama-github", "llamacpp-github"], answerability="proxy_only",
+            caveats=["No published adoption rate for these companies"],
+            assumptions=["'magnificent 7' read as Alphabet, Amazon, Apple, Meta, Microsoft, Nvidia, Tesla"]),
+    )
+    pred = run(engine, [LocalCorpusSearch(bundled_index)], MAG7, use_lm)
+
+    stuck = [c for c in pred.tool_calls if c["args"]["query"] == STUCK_QUERY]
+    assert sum(c["executed"] for c in stuck) == 1
+    assert len([c for c in stuck if not c["executed"]]) >= 2
+    assert all("duplicate" in c["blocked_reason"] for c in stuck if not c["executed"])
+    assert len(executed(pred)) <= 6  # the aggregate kind's hard budget
+    assert pred.answerability == "proxy_only"
+    assert "stars" in pred.answer and pred.caveats
+    assert any("magnificent 7" in a for a in pred.assumptions)
+    assert "ollama-github" in pred.sources
+
+
+def test_ohio_refines_after_passages_that_do_not_name_the_holder(bundled_index, use_lm):
+    def ohio_step(prompt):
+        if "Tressel" in prompt:
+            return step(move="synthesize", evidence=["Jim Tressel was sworn in in February 2025"])
+        if "lieutenant governor Ohio" in prompt:  # the first search ran and named nobody
+            return step("Ohio lieutenant governor sworn in February 2025")
+        return step("lieutenant governor Ohio")
+
+    engine = ScriptedEngine(
+        classify=classify("lookup"), step=ohio_step,
+        synthesize=lambda p: synth("Jim Tressel is the lieutenant governor of Ohio, sworn in in February 2025.",
+                                   sources=["jim-tressel"]) if "Tressel" in p else synth("unknown"))
+    pred = run(engine, [LocalCorpusSearch(bundled_index)], "Who is the lieutenant governor of Ohio?", use_lm)
+
+    first, second = executed(pred)[:2]
+    assert first["args"]["query"] != second["args"]["query"]
+    trajectory = pred.scratchpad
+    first_sources = [f.source for f in trajectory.facts if f.step == 1]
+    assert first_sources and "jim-tressel" not in first_sources
+    assert "Jim Tressel" in pred.answer
+    assert pred.sources == ["jim-tressel"]
+    assert pred.stop_reason == "answered"
+
+
+def test_xyzzyville_stops_quickly_with_no_information_found(bundled_index, use_lm):
+    queries = iter(["Xyzzyville population", "Xyzzyville town census residents", "Xyzzyville city demographics data"])
+    engine = ScriptedEngine(
+        classify=classify("lookup"), step=lambda _: step(next(queries, "Xyzzyville population")),
+        judge=lambda _: {"answerability": "unlikely", "reason": "no source mentions Xyzzyville"},
+        synthesize=lambda _: synth("Xyzzyville has 12,000 inhabitants.", answerability="direct"))
+    pred = run(engine, [LocalCorpusSearch(bundled_index)], "What is the population of Xyzzyville?", use_lm)
+
+    assert len(executed(pred)) <= 3
+    assert all(c["status"] == "no_results" for c in executed(pred))
+    assert pred.answerability == "unlikely"
+    assert pred.answer.startswith("No information found")  # the made-up figure is not passed on
+    assert "12,000" not in pred.answer
+
+
+class RateLimitedWeb(SearchTool):
+    name = "web_search"
+    description = "Search the web."
+
+    def __init__(self):
+        self.calls = 0
+
+    def search(self, query):
+        self.calls += 1
+        return ToolResult(tool=self.name, query=query, status=ToolStatus.RATE_LIMITED, note="HTTP 429")
+
+
+def test_rate_limited_tool_feedback_names_the_alternative_and_the_agent_switches(bundled_index, use_lm):
+    def follow_feedback(prompt):
+        suggested = re.search(r"Try (\w+)\(query: \"([^\"]+)\"\)", prompt)
+        if "Matsumoto" in prompt:
+            return step(move="synthesize")
+        if suggested:
+            return step(suggested.group(2), tool=suggested.group(1))
+        return step("Ruby programming language creator", tool="web_search")
+
+    web = RateLimitedWeb()
+    engine = ScriptedEngine(classify=classify("multi_hop"), step=follow_feedback,
+                            synthesize=lambda _: synth("Yukihiro Matsumoto created Ruby.", sources=["ruby-lang"]))
+    pred = run(engine, [web, LocalCorpusSearch(bundled_index)], "Who created Ruby?", use_lm)
+
+    step_prompts = [text for kind, text in engine.prompts if kind == "step"]
+    assert "search_corpus(query: \"Ruby programming language creator\")" in step_prompts[1]
+    assert "rate limited" in step_prompts[1]
+    calls = executed(pred)
+    assert calls[0]["tool"] == "web_search" and calls[0]["status"] == "rate_limited"
+    assert calls[1]["tool"] == "search_corpus" and calls[1]["status"] == "success"
+    assert web.calls == 1
+
+
+def test_a_failed_tool_is_not_called_again_even_when_the_lm_insists(bundled_index, use_lm):
+    queries = iter(["Ruby programming language creator", "Yukihiro Matsumoto birthplace Japan"])
+    web = RateLimitedWeb()
+    engine = ScriptedEngine(classify=classify("multi_hop"),
+                            step=lambda p: step(next(queries), tool="web_search") if "Osaka" not in p else step(move="synthesize"),
+                            synthesize=lambda _: synth("He was born in Osaka Prefecture.", sources=["matz"]))
+    pred = run(engine, [web, LocalCorpusSearch(bundled_index)], "Where was the creator of Ruby born?", use_lm)
+    calls = executed(pred)
+    assert web.calls == 1
+    assert [c["tool"] for c in calls] == ["web_search", "search_corpus"]
+    assert calls[1]["origin"] == "rerouted"
+
+
+@pytest.mark.parametrize("reply", [
+    'Thought: I should look this up.\nAction: search_corpus("Ruby programming language creator")',
+    "**Thought:** need the creator\n**Action:** Search_Corpus\n**Action Input:** \"Ruby programming language creator\"",
+    'I will call {"tool": "search corpus", "args": {"query": "Ruby programming language creator"}}',
+])
+def test_a_tool_call_written_as_text_is_parsed_and_executed(bundled_index, use_lm, reply):
+    replies = iter([reply])
+    engine = ScriptedEngine(classify=classify("lookup"),
+                            step=lambda _: next(replies, "nothing useful"),
+                            synthesize=lambda _: synth("Yukihiro Matsumoto designed Ruby.", sources=["ruby-lang"]))
+    pred = run(engine, [LocalCorpusSearch(bundled_index)], "Who created Ruby?", use_lm)
+    first = executed(pred)[0]
+    assert first["args"]["query"] == "Ruby programming language creator"
+    assert first["origin"] == "text" and first["tool"] == "search_corpus"
+    assert "Matsumoto" in pred.answer
+
+
+@pytest.mark.parametrize("failure", ["garbage", "raises"])
+def test_an_unusable_lm_still_yields_an_answer_with_the_reason(bundled_index, use_lm, failure):
+    if failure == "garbage":
+        engine = ScriptedEngine(default=lambda _: "}}} qwerty ::: [[ ## nothing ## ]]")
+    else:
+        engine = ScriptedEngine(default=RuntimeError("the model server fell over"))
+    pred = run(engine, [LocalCorpusSearch(bundled_index)], "Who is the lieutenant governor of Ohio?", use_lm)
+    assert pred.stop_reason == "lm_error"
+    assert pred.answer.strip()
+    assert len(executed(pred)) == 1  # tool first: one search ran even though no step was usable
+    assert any("could not be used" in c for c in pred.caveats)
+    assert pred.steps == 3  # max_lm_failures
+
+
+@pytest.mark.parametrize("hard_budget", [1, 2, 5, 8])
+def test_the_hard_budget_is_never_exceeded(bundled_index, use_lm, hard_budget):
+    words = iter(["ohio river", "ruby gemstone", "times square", "github stars", "python language",
+                  "census population", "magnificent film", "rails framework", "lieutenant senate", "gerganov gguf"])
+    engine = ScriptedEngine(classify=classify("multi_hop"),
+                            step=lambda _: step(f"{next(words)} {hard_budget} unique terms"),
+                            synthesize=lambda _: synth("A best-effort answer about Ohio.", caveats=["incomplete"]))
+    pred = run(engine, [LocalCorpusSearch(bundled_index)], "Who is the lieutenant governor of Ohio?", use_lm,
+               hard_budget=hard_budget, soft_budget=1, exhaustion_window=10)
+    assert len(executed(pred)) <= hard_budget
+    assert pred.steps <= hard_budget
+    assert pred.stop_reason == "hard_budget"
+    assert any("budget" in c for c in pred.caveats)
+
+
+def test_max_searches_gives_one_search_plus_one_refinement(bundled_index, use_lm):
+    queries = iter(["lieutenant governor Ohio", "Ohio lieutenant governor sworn in February 2025", "Jim Tressel coach"])
+    engine = ScriptedEngine(classify=classify("lookup"), step=lambda _: step(next(queries)),
+                            synthesize=lambda _: synth("Jim Tressel.", sources=["jim-tressel"]))
+    pred = run(engine, [LocalCorpusSearch(bundled_index)], "Who is the lieutenant governor of Ohio?", use_lm,
+               max_searches=2)
+    assert len(executed(pred)) == 2
+    assert pred.stop_reason == "max_searches"
+
+
+def test_a_final_answer_before_any_search_is_not_accepted(bundled_index, use_lm):
+    engine = ScriptedEngine(classify=classify("lookup"),
+                            step=lambda p: step(move="synthesize"),
+                            synthesize=lambda _: synth("Jim Tressel is the lieutenant governor.", sources=["jim-tressel"]))
+    pred = run(engine, [LocalCorpusSearch(bundled_index)], "Who is the lieutenant governor of Ohio?", use_lm)
+    calls = executed(pred)
+    assert len(calls) == 1 and calls[0]["origin"] == "tool_first"
+    assert pred.stop_reason == "answered"
+
+
+def test_proxy_only_answerability_ends_the_search(bundled_index, use_lm):
+    engine = ScriptedEngine(classify=classify("aggregate_or_ill_posed"),
+                            step=lambda p: step("ollama github stars downloads", answerability="proxy_only"),
+                            synthesize=lambda _: synth("Only proxies exist: Ollama has 140,000+ stars.",
+                                                       answerability="proxy_only"))
+    pred = run(engine, [LocalCorpusSearch(bundled_index)], MAG7, use_lm)
+    assert len(executed(pred)) == 1
+    assert pred.stop_reason == "answerability"
+    assert pred.answerability == "proxy_only"
+
+
+def test_lm_calls_per_step_stay_close_to_one(bundled_index, use_lm):
+    queries = iter(["lieutenant governor Ohio", "Ohio lieutenant governor sworn in February 2025"])
+    engine = ScriptedEngine(classify=classify("lookup"),
+                            step=lambda p: step(move="synthesize") if "Tressel" in p else step(next(queries)),
+                            synthesize=lambda _: synth("Jim Tressel.", sources=["jim-tressel"]))
+    pred = run(engine, [LocalCorpusSearch(bundled_index)], "Who is the lieutenant governor of Ohio?", use_lm)
+    total = sum(engine.calls.values())
+    assert engine.calls["diversify"] == 0 and engine.calls["judge"] == 0
+    assert total == pred.steps + 2  # one per step, plus classify and synthesize
+
+
+def test_the_prompt_grows_with_facts_not_with_steps(bundled_index, use_lm):
+    engine = ScriptedEngine(classify=classify("multi_hop"),
+                            step=lambda _: step("lieutenant governor Ohio"),
+                            diversify=lambda _: {"query": "lieutenant governor Ohio"},
+                            synthesize=lambda _: synth("Ohio's lieutenant governor."))
+    run(engine, [LocalCorpusSearch(bundled_index)], "Who is the lieutenant governor of Ohio?", use_lm)
+    step_prompts = [text for kind, text in engine.prompts if kind == "step"]
+    assert len(step_prompts) == 2
+    # Raw observations are not accumulated: the second prompt holds one observation, not two.
+    assert step_prompts[1].count("NEXT STEPS") <= 2

@@ -1,0 +1,191 @@
+"""Each guardrail is a pure function over the scratchpad: tested here without any LM."""
+
+import pytest
+
+from programs import guardrails as guard
+from programs.feedback import format_observation
+from programs.scratchpad import Fact, Scratchpad, StepRecord, ToolCall
+from programs.text_calls import normalize_tool_name, parse_text_tool_call
+from programs.tools import Hit, ToolResult, ToolStatus
+
+
+def pad_with(*calls, question="Who is the lieutenant governor of Ohio?"):
+    pad = Scratchpad(question=question)
+    for i, (tool, query, status, count, new) in enumerate(calls, start=1):
+        pad.steps.append(StepRecord(step=i))
+        pad.tool_calls.append(ToolCall(step=i, tool=tool, args={"query": query}, status=status, executed=True,
+                                       result_count=count, new_facts=new, top_score=10.0 if count else None))
+    return pad
+
+
+def test_exact_duplicate_is_blocked_after_normalization():
+    pad = pad_with(("search_corpus", "Lieutenant Governor  Ohio", ToolStatus.SUCCESS, 3, 3))
+    reason = guard.block_duplicate_call(pad, "search_corpus", "lieutenant governor ohio?")
+    assert reason and "exact duplicate" in reason
+
+
+def test_near_duplicate_needs_three_meaningful_tokens_of_difference():
+    pad = pad_with(("search_corpus", "lieutenant governor Ohio", ToolStatus.SUCCESS, 3, 3))
+    assert "near-duplicate" in guard.block_duplicate_call(pad, "search_corpus", "who is the Ohio lieutenant governor 2026")
+    assert guard.block_duplicate_call(pad, "search_corpus", "Ohio lieutenant governor sworn February 2025") is None
+    assert guard.block_duplicate_call(pad, "search_corpus", "Ohio lieutenant governor 2026 name", min_new_tokens=2) is None
+
+
+def test_the_same_query_on_another_tool_is_not_a_duplicate():
+    pad = pad_with(("web_search", "Ruby creator", ToolStatus.RATE_LIMITED, 0, 0))
+    assert guard.block_duplicate_call(pad, "wikipedia", "Ruby creator") is None
+    assert guard.block_duplicate_call(pad, "web_search", "Ruby creator") is not None
+
+
+def test_a_query_of_only_stopwords_or_prompt_names_is_blocked():
+    pad = pad_with()
+    assert guard.block_duplicate_call(pad, "search_corpus", "who is the") is not None
+    assert guard.block_echo_query("search_corpus", {"search_corpus", "query"}) is not None
+    assert guard.block_echo_query("query", {"search_corpus", "query"}) is not None
+    assert guard.block_echo_query("Ohio search", {"search_corpus", "query"}) is None
+
+
+def test_reroute_from_failed_tool_picks_a_healthy_untried_tool():
+    pad = pad_with(("web_search", "Ruby creator", ToolStatus.RATE_LIMITED, 0, 0))
+    assert guard.reroute_from_failed_tool(pad, "web_search", "Ruby creator", ["web_search", "wikipedia"]) == "wikipedia"
+    assert guard.reroute_from_failed_tool(pad, "wikipedia", "Ruby creator", ["web_search", "wikipedia"]) is None
+    assert guard.reroute_from_failed_tool(pad, "web_search", "x", ["web_search"]) is None
+
+
+def test_budgets():
+    pad = pad_with(*[("s", f"q{i} a b c", ToolStatus.SUCCESS, 1, 1) for i in range(4)])
+    assert not guard.hard_budget_reached(pad, 5) and guard.hard_budget_reached(pad, 4)
+    assert guard.search_limit_reached(pad, 4) and not guard.search_limit_reached(pad, None)
+    assert "prefer next_move=synthesize" in guard.budget_guidance(pad, soft_budget=4, hard_budget=8)
+    assert "prefer" not in guard.budget_guidance(pad, soft_budget=5, hard_budget=8)
+
+
+@pytest.mark.parametrize("count,new,score,expected", [
+    (0, 0, None, "found no results"),
+    (3, 0, 10.0, "added no new facts"),
+    (3, 2, 2.0, "much less relevant"),
+    (3, 2, 9.0, None),
+])
+def test_refinement_triggers_on_quality_not_only_on_zero_results(count, new, score, expected):
+    pad = pad_with(("s", "first query terms", ToolStatus.SUCCESS, 3, 3))
+    pad.tool_calls[0].top_score = 10.0
+    pad.steps.append(StepRecord(step=2))
+    pad.tool_calls.append(ToolCall(step=2, tool="s", args={"query": "second"}, status=ToolStatus.SUCCESS,
+                                   executed=True, result_count=count, new_facts=new, top_score=score))
+    reason = guard.refinement_reason(pad)
+    assert (reason is None) if expected is None else (expected in reason)
+
+
+def test_a_tool_failure_calls_for_another_tool_not_a_refinement():
+    pad = pad_with(("web", "q", ToolStatus.RATE_LIMITED, 0, 0))
+    assert guard.refinement_reason(pad) is None
+
+
+def test_search_exhaustion_after_three_searches_adding_nothing():
+    pad = pad_with(("s", "a", ToolStatus.SUCCESS, 3, 3), ("s", "b", ToolStatus.SUCCESS, 3, 0),
+                   ("s", "c", ToolStatus.NO_RESULTS, 0, 0))
+    assert guard.weak_search_streak(pad) == 2 and not guard.search_exhausted(pad, 3)
+    pad.tool_calls.append(ToolCall(step=4, tool="s", args={"query": "d"}, status=ToolStatus.SUCCESS,
+                                   executed=True, result_count=2, new_facts=0))
+    assert guard.search_exhausted(pad, 3)
+
+
+def test_answerability_stops_search_only_once_evidence_exists():
+    pad = pad_with()
+    pad.answerability = "unlikely"
+    assert not guard.answerability_stops_search(pad)
+    pad = pad_with(("s", "a", ToolStatus.NO_RESULTS, 0, 0))
+    pad.answerability = "proxy_only"
+    assert guard.answerability_stops_search(pad)
+
+
+def test_strategies_are_used_in_order_without_repeats():
+    pad = pad_with()
+    assert guard.next_unused_strategy(pad, "broader") == "broader"
+    pad.strategies_used += ["broader", "direct"]
+    assert guard.next_unused_strategy(pad, "broader") == "narrower"
+    pad.strategies_used = list(guard.STRATEGIES)
+    assert guard.next_unused_strategy(pad) is None
+
+
+def test_settle_answerability_never_calls_a_sourceless_answer_direct():
+    pad = pad_with()
+    assert guard.settle_answerability(pad, "direct") == "unlikely"
+    pad.facts.append(Fact(source="x", title="t", text="Jim Tressel", step=1))
+    assert guard.settle_answerability(pad, "direct") == "direct"
+    pad.answerability = "proxy_only"
+    assert guard.settle_answerability(pad, "direct") == "proxy_only"
+
+
+def test_grounded_answers_share_terms_with_the_facts():
+    pad = pad_with()
+    pad.facts.append(Fact(source="x", title="Jim Tressel", text="sworn in as lieutenant governor", step=1))
+    assert guard.answer_is_grounded("Jim Tressel", pad)
+    assert not guard.answer_is_grounded("{answer}", pad)
+
+
+def test_facts_are_deduplicated_by_source():
+    pad = pad_with()
+    assert pad.add_facts([Fact(source="a", title="A", text="x", step=1), Fact(source="b", title="B", text="y", step=1)]) == 2
+    assert pad.add_facts([Fact(source="a", title="A", text="x", step=2)]) == 0
+    assert len(pad.facts) == 2
+
+
+def test_scratchpad_save_is_atomic_and_round_trips(tmp_path):
+    pad = pad_with(("s", "a", ToolStatus.SUCCESS, 3, 3))
+    pad.save(tmp_path / "run.json")
+    assert Scratchpad.model_validate_json((tmp_path / "run.json").read_text()) == pad
+    assert [p.name for p in tmp_path.iterdir()] == ["run.json"]
+
+
+# --- tool feedback ----------------------------------------------------------------
+
+def test_feedback_for_rate_limit_names_only_existing_alternatives():
+    pad = pad_with(("web_search", "Ruby creator", ToolStatus.RATE_LIMITED, 0, 0))
+    text = format_observation(ToolResult(tool="web_search", query="Ruby creator", status=ToolStatus.RATE_LIMITED),
+                              pad, ["web_search", "wikipedia"])
+    assert text.startswith("✗ web_search is rate limited")
+    assert "Try wikipedia(query: \"Ruby creator\")" in text
+    assert "duckduckgo" not in text and "Try web_search" not in text
+
+
+def test_feedback_never_suggests_a_query_already_run_on_that_tool():
+    pad = pad_with(("wikipedia", "Xyzzyville population", ToolStatus.NO_RESULTS, 0, 0),
+                   ("web_search", "Xyzzyville population", ToolStatus.NO_RESULTS, 0, 0))
+    text = format_observation(ToolResult(tool="web_search", query="Xyzzyville population", status=ToolStatus.NO_RESULTS),
+                              pad, ["web_search", "wikipedia"])
+    assert "Try wikipedia" not in text
+    assert "no information was found" in text
+
+
+def test_feedback_for_success_shows_results_and_next_steps():
+    pad = pad_with(("wikipedia", "Ruby creator", ToolStatus.SUCCESS, 1, 1))
+    result = ToolResult(tool="wikipedia", query="Ruby creator", status=ToolStatus.SUCCESS,
+                        hits=[Hit(title="Yukihiro Matsumoto", text="born in Osaka", id="matz")])
+    text = format_observation(result, pad, ["wikipedia"])
+    assert "✓ wikipedia found 1 result(s)" in text and "## [matz] Yukihiro Matsumoto" in text
+    assert "NEXT STEPS:" in text and "synthesize" in text
+
+
+# --- tool calls written as text ------------------------------------------------------
+
+@pytest.mark.parametrize("text,expected", [
+    ('Action: web_search("ollama github stars")', ("web_search", "ollama github stars")),
+    ("**Action:** `Web Search`\n**Action Input:** {\"query\": \"ollama github stars\"}", ("web_search", "ollama github stars")),
+    ("Action: wikipedia\nAction Input: Ruby creator", ("wikipedia", "Ruby creator")),
+    ('{"name": "wikipedia", "arguments": {"query": "Ruby creator"},}', ("wikipedia", "Ruby creator")),
+    ("search(query='Xyzzyville')", ("web_search", "Xyzzyville")),
+])
+def test_parse_text_tool_call(text, expected):
+    assert parse_text_tool_call(text, ["web_search", "wikipedia"]) == expected
+
+
+@pytest.mark.parametrize("text", ["", "I think the answer is 42.", "Action: fly_to_moon(\"now\")"])
+def test_unparseable_text_gives_no_call(text):
+    assert parse_text_tool_call(text, ["web_search", "wikipedia"]) is None
+
+
+def test_tool_names_are_normalized():
+    assert normalize_tool_name("**Wikipedia**", ["web_search", "wikipedia"]) == "wikipedia"
+    assert normalize_tool_name("web-search", ["web_search", "wikipedia"]) == "web_search"
+    assert normalize_tool_name("calculator", ["web_search", "wikipedia"]) is None
