@@ -159,7 +159,7 @@ class LabeledSet:
         lines = [f"{self.source}: {self.rows_read} rows read, {len(self.examples)} loaded, "
                  f"{self.rows_rejected} rejected"]
         labels = Counter(ex.answerability for ex in self.examples)
-        splits = Counter(ex.split or "unassigned" for ex in self.examples)
+        splits = Counter(ex.split or "none (hash of id)" for ex in self.examples)
         if self.examples:
             lines.append("  answerability: " + ", ".join(f"{k} {labels[k]}" for k in ANSWERABILITY if labels[k]))
             lines.append("  split field: " + ", ".join(f"{k} {v}" for k, v in sorted(splits.items())))
@@ -340,7 +340,8 @@ def load_labeled(path: str | os.PathLike, strict: bool = True, defaults: dict | 
         if row.id is None:
             row.id = default_id(row.corpus, row.question)
         if row.id in seen_ids:
-            rejected.append(Rejection(raw.source, raw.line, "id", f"{row.id!r} repeats the id of row {seen_ids[row.id]}"))
+            repeated = f"{row.id!r} repeats the id on line {seen_ids[row.id]}"
+            rejected.append(Rejection(raw.source, raw.line, "id", repeated))
             continue
         seen_ids[row.id] = raw.line
         examples.append(to_example(row))

@@ -1,0 +1,394 @@
+"""The labeled-data loader on every format and every bad input, the split, and the bundled sets."""
+
+from __future__ import annotations
+
+import csv
+import json
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from metrics.answers import normalize_answer
+from optimize.convert_musique import convert
+from optimize.labeled_data import (
+    ANSWERABILITY,
+    SPLITS,
+    DatasetError,
+    assign_split,
+    load_labeled,
+    split,
+)
+
+ROOT = Path(__file__).resolve().parent.parent
+SEED_SET = ROOT / "datasets" / "seed_set.jsonl"
+SEED_CORPUS = ROOT / "datasets" / "corpus" / "seed_corpus.jsonl"
+MUSIQUE_SET = ROOT / "datasets" / "musique.jsonl"
+MUSIQUE_CORPUS = ROOT / "datasets" / "corpus" / "musique_corpus.jsonl"
+MUSIQUE_SOURCE = Path("/work/shared/data/musique_100")
+
+ROWS = [
+    {"id": "q1", "question": "Who is the lieutenant governor of Ohio?", "answer": "Jim Tressel",
+     "aliases": ["James Tressel"], "answerability": "direct", "corpus": "seed", "split": "train"},
+    {"id": "q2", "question": "What is the population of Xyzzyville?", "answer": "", "aliases": [],
+     "answerability": "unlikely", "corpus": "seed", "split": "test"},
+    {"id": "q3", "question": "How many people use Ollama every day?", "answer": "Not published; GitHub stars.",
+     "aliases": [], "answerability": "proxy_only", "corpus": "seed", "split": "dev"},
+]
+
+
+def as_dicts(labeled) -> list[dict]:
+    return [dict(ex.items()) for ex in labeled.examples]
+
+
+def write_jsonl(path: Path, rows: list[dict | str]) -> Path:
+    path.write_text("".join((r if isinstance(r, str) else json.dumps(r)) + "\n" for r in rows), encoding="utf-8")
+    return path
+
+
+def write_csv(path: Path, rows: list[dict], aliases_as: str = "json") -> Path:
+    with path.open("w", newline="", encoding="utf-8") as out:
+        writer = csv.DictWriter(out, fieldnames=list(rows[0]))
+        writer.writeheader()
+        for row in rows:
+            aliases = row.get("aliases", [])
+            cell = json.dumps(aliases) if aliases_as == "json" else "|".join(aliases)
+            writer.writerow({**row, "aliases": cell})
+    return path
+
+
+# -- good files, every format -------------------------------------------------------------
+
+def test_jsonl_loads_into_examples_with_question_as_input(tmp_path):
+    labeled = load_labeled(write_jsonl(tmp_path / "x.jsonl", ROWS))
+    assert as_dicts(labeled) == ROWS
+    assert labeled.rejected == [] and labeled.rows_read == 3
+    first = labeled.examples[0]
+    assert set(first.inputs().keys()) == {"question"}
+    assert first.labels().answer == "Jim Tressel"
+
+
+@pytest.mark.parametrize("aliases_as", ["json", "pipe"])
+def test_csv_loads_the_same_examples(tmp_path, aliases_as):
+    labeled = load_labeled(write_csv(tmp_path / "x.csv", ROWS, aliases_as))
+    assert as_dicts(labeled) == ROWS
+
+
+def test_csv_with_several_pipe_aliases(tmp_path):
+    row = {**ROWS[0], "aliases": ["Osaka", "Osaka, Japan"]}
+    labeled = load_labeled(write_csv(tmp_path / "x.csv", [row], "pipe"))
+    assert labeled.examples[0].aliases == ["Osaka", "Osaka, Japan"]
+
+
+def test_parquet_loads_the_same_examples(tmp_path):
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    path = tmp_path / "x.parquet"
+    pq.write_table(pa.Table.from_pylist(ROWS), path)
+    assert as_dicts(load_labeled(path)) == ROWS
+
+
+def test_json_list_loads_the_same_examples(tmp_path):
+    path = tmp_path / "x.json"
+    path.write_text(json.dumps(ROWS))
+    assert as_dicts(load_labeled(path)) == ROWS
+
+
+def test_hugging_face_dataset_saved_to_disk(tmp_path):
+    import datasets
+
+    datasets.Dataset.from_list(ROWS).save_to_disk(str(tmp_path / "hf"))
+    assert as_dicts(load_labeled(tmp_path / "hf")) == ROWS
+
+
+def test_hugging_face_dataset_dict_fills_split_from_its_parts(tmp_path):
+    import datasets
+
+    rows = [{k: v for k, v in r.items() if k != "split"} for r in ROWS]
+    parts = datasets.DatasetDict({"train": datasets.Dataset.from_list(rows[:2]),
+                                  "validation": datasets.Dataset.from_list(rows[2:])})
+    parts.save_to_disk(str(tmp_path / "hf"))
+    labeled = load_labeled(tmp_path / "hf")
+    assert {ex.id: ex.split for ex in labeled.examples} == {"q1": "train", "q2": "train", "q3": "dev"}
+
+
+def test_missing_id_is_derived_from_corpus_and_question(tmp_path):
+    row = {k: v for k, v in ROWS[0].items() if k != "id"}
+    first = load_labeled(write_jsonl(tmp_path / "a.jsonl", [row])).examples[0].id
+    again = load_labeled(write_jsonl(tmp_path / "b.jsonl", [row])).examples[0].id
+    assert first == again and first.startswith("seed-")
+
+
+def test_defaults_fill_missing_fields_and_unknown_columns_are_reported(tmp_path):
+    rows = [{"question": "Who created Python?", "answer": "Guido van Rossum", "source": "quiz"}]
+    labeled = load_labeled(write_jsonl(tmp_path / "x.jsonl", rows),
+                           defaults={"corpus": "seed", "answerability": "direct"})
+    assert labeled.examples[0].corpus == "seed" and labeled.examples[0].answerability == "direct"
+    assert labeled.ignored_columns == ["source"]
+    assert "ignored columns: source" in labeled.summary()
+
+
+def test_validation_is_read_as_dev(tmp_path):
+    labeled = load_labeled(write_jsonl(tmp_path / "x.jsonl", [{**ROWS[0], "split": "validation"}]))
+    assert labeled.examples[0].split == "dev"
+
+
+# -- bad inputs: each message names the file, the line and the field ----------------------
+
+def bad_file(tmp_path, bad_row) -> Path:
+    """Good rows at lines 1 and 2, the bad one at line 3."""
+    return write_jsonl(tmp_path / "x.jsonl", [ROWS[0], ROWS[1], bad_row])
+
+
+def problem_lines(path: Path) -> list[str]:
+    with pytest.raises(DatasetError) as caught:
+        load_labeled(path)
+    assert isinstance(caught.value, ValueError)
+    return caught.value.problems
+
+
+def test_unknown_answerability_names_file_line_and_field(tmp_path):
+    path = bad_file(tmp_path, {**ROWS[2], "answerability": "maybe"})
+    assert f"{path}:3: field 'answerability': 'maybe' is not one of direct, proxy_only, unlikely" in problem_lines(path)
+
+
+def test_missing_question_names_file_line_and_field(tmp_path):
+    path = bad_file(tmp_path, {k: v for k, v in ROWS[2].items() if k != "question"})
+    assert f"{path}:3: field 'question': missing" in problem_lines(path)
+
+
+def test_blank_question_is_rejected(tmp_path):
+    path = bad_file(tmp_path, {**ROWS[2], "question": "   "})
+    assert f"{path}:3: field 'question': must not be empty" in problem_lines(path)
+
+
+def test_question_that_is_not_a_string(tmp_path):
+    path = bad_file(tmp_path, {**ROWS[2], "question": 42})
+    assert f"{path}:3: field 'question': expected a string, got int 42" in problem_lines(path)
+
+
+def test_bad_json_line_names_file_and_line(tmp_path):
+    path = bad_file(tmp_path, '{"question": "unterminated')
+    problems = problem_lines(path)
+    assert any(p.startswith(f"{path}:3: not valid JSON") for p in problems), problems
+
+
+def test_json_line_that_is_not_an_object(tmp_path):
+    path = bad_file(tmp_path, "[1, 2]")
+    assert f"{path}:3: expected a JSON object, got list" in problem_lines(path)
+
+
+def test_empty_answer_only_allowed_for_unlikely(tmp_path):
+    path = bad_file(tmp_path, {**ROWS[2], "answer": ""})
+    problems = problem_lines(path)
+    assert any(p.startswith(f"{path}:3: field 'answer': empty, but only 'unlikely'") for p in problems), problems
+
+
+def test_unknown_split_and_bad_aliases(tmp_path):
+    path = bad_file(tmp_path, {**ROWS[2], "split": "holdout", "aliases": 5})
+    problems = problem_lines(path)
+    assert f"{path}:3: field 'split': 'holdout' is not one of train, dev, test" in problems
+    assert f"{path}:3: field 'aliases': expected a list of strings, got int" in problems
+
+
+def test_alias_that_is_not_a_string(tmp_path):
+    path = bad_file(tmp_path, {**ROWS[2], "aliases": ["ok", 7]})
+    assert any(p.startswith(f"{path}:3: field 'aliases[1]':") for p in problem_lines(path))
+
+
+def test_duplicate_id_is_rejected(tmp_path):
+    path = bad_file(tmp_path, {**ROWS[2], "id": "q1"})
+    assert f"{path}:3: field 'id': 'q1' repeats the id on line 1" in problem_lines(path)
+
+
+def test_strict_error_lists_every_problem(tmp_path):
+    path = write_jsonl(tmp_path / "x.jsonl", [ROWS[0], {**ROWS[1], "answerability": "no"}, "not json"])
+    problems = problem_lines(path)
+    assert problems[0] == f"{path}: 2 of 3 rows rejected"
+    assert any(p.startswith(f"{path}:2: field 'answerability'") for p in problems)
+    assert any(p.startswith(f"{path}:3: not valid JSON") for p in problems)
+
+
+def test_lenient_mode_keeps_good_rows_and_reports_the_rest(tmp_path):
+    path = write_jsonl(tmp_path / "x.jsonl", [ROWS[0], {**ROWS[1], "answerability": "maybe"}, ROWS[2]])
+    labeled = load_labeled(path, strict=False)
+    assert [ex.id for ex in labeled.examples] == ["q1", "q3"]
+    assert labeled.rows_read == 3 and labeled.rows_rejected == 1
+    assert [(r.line, r.field) for r in labeled.rejected] == [(2, "answerability")]
+    summary = labeled.summary()
+    assert f"{path}: 3 rows read, 2 loaded, 1 rejected" in summary
+    assert f"{path}:2: field 'answerability': 'maybe' is not one of" in summary
+
+
+def test_lenient_mode_with_no_usable_row_is_an_error(tmp_path):
+    path = write_jsonl(tmp_path / "x.jsonl", [{**ROWS[0], "question": ""}])
+    with pytest.raises(DatasetError, match="no usable rows"):
+        load_labeled(path, strict=False)
+
+
+@pytest.mark.parametrize("content", ["", "\n\n  \n"])
+def test_empty_file_is_an_error(tmp_path, content):
+    path = tmp_path / "x.jsonl"
+    path.write_text(content)
+    with pytest.raises(DatasetError, match=f"{path}: the dataset is empty"):
+        load_labeled(path, strict=False)
+
+
+def test_empty_csv_is_an_error(tmp_path):
+    path = tmp_path / "x.csv"
+    path.write_text("question,answer,answerability,corpus\n")
+    with pytest.raises(DatasetError, match="empty"):
+        load_labeled(path)
+
+
+def test_missing_file_and_unknown_format(tmp_path):
+    with pytest.raises(DatasetError, match="file not found"):
+        load_labeled(tmp_path / "nope.jsonl")
+    other = tmp_path / "x.txt"
+    other.write_text("hello")
+    with pytest.raises(DatasetError, match="unknown format '.txt'"):
+        load_labeled(other)
+
+
+def test_csv_problem_names_the_file_line(tmp_path):
+    path = tmp_path / "x.csv"
+    path.write_text("question,answer,answerability,corpus\n"
+                    "Who is the governor of Ohio?,Mike DeWine,direct,seed\n"
+                    ",Jim Tressel,direct,seed\n"
+                    "What is the capital of Ohio?,Columbus,sure,seed\n")
+    problems = problem_lines(path)
+    assert f"{path}:3: field 'question': missing" in problems
+    assert f"{path}:4: field 'answerability': 'sure' is not one of direct, proxy_only, unlikely" in problems
+
+
+def test_csv_row_with_too_many_cells(tmp_path):
+    path = tmp_path / "x.csv"
+    path.write_text("question,answer,answerability,corpus\nQ?,A,direct,seed,extra\n")
+    assert f"{path}:2: more cells than the header has columns" in problem_lines(path)
+
+
+def test_parquet_problem_names_the_row(tmp_path):
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    path = tmp_path / "x.parquet"
+    pq.write_table(pa.Table.from_pylist([ROWS[0], {**ROWS[1], "answerability": "maybe"}]), path)
+    assert f"{path}:2: field 'answerability': 'maybe' is not one of direct, proxy_only, unlikely" in problem_lines(path)
+
+
+def test_file_that_is_not_parquet(tmp_path):
+    path = tmp_path / "x.parquet"
+    path.write_text("not parquet")
+    with pytest.raises(DatasetError, match="not a readable Parquet file"):
+        load_labeled(path)
+
+
+def test_hugging_face_problem_names_the_split_and_row(tmp_path):
+    import datasets
+
+    rows = [ROWS[0], {**ROWS[2], "answerability": "maybe"}]
+    datasets.DatasetDict({"train": datasets.Dataset.from_list(rows)}).save_to_disk(str(tmp_path / "hf"))
+    problems = problem_lines(tmp_path / "hf")
+    assert f"{tmp_path / 'hf'}[train]:2: field 'answerability': 'maybe' is not one of direct, proxy_only, unlikely" \
+        in problems
+
+
+def test_folder_that_is_not_a_saved_dataset(tmp_path):
+    with pytest.raises(DatasetError, match="cannot open as a Hugging Face dataset"):
+        load_labeled(tmp_path)
+
+
+# -- split ---------------------------------------------------------------------------------
+
+def test_split_uses_the_split_field(tmp_path):
+    parts = split(load_labeled(write_jsonl(tmp_path / "x.jsonl", ROWS)).examples)
+    assert {name: [ex.id for ex in exs] for name, exs in parts.items()} == {"train": ["q1"], "dev": ["q3"],
+                                                                             "test": ["q2"]}
+
+
+def test_split_without_field_is_a_fixed_hash_of_the_id(tmp_path):
+    rows = [{"id": f"q{i}", "question": f"Question {i}?", "answer": "A", "answerability": "direct",
+             "corpus": "seed"} for i in range(400)]
+    examples = load_labeled(write_jsonl(tmp_path / "x.jsonl", rows)).examples
+    parts = split(examples)
+    reordered = split(list(reversed(examples)))
+    assert {k: sorted(ex.id for ex in v) for k, v in parts.items()} == \
+           {k: sorted(ex.id for ex in v) for k, v in reordered.items()}
+    assert all(assign_split(ex.id) == name for name, exs in parts.items() for ex in exs)
+    assert 160 <= len(parts["train"]) <= 240
+    assert 60 <= len(parts["dev"]) <= 140 and 60 <= len(parts["test"]) <= 140
+    assert assign_split("2hop__150763_14904") == assign_split("2hop__150763_14904")
+
+
+def test_split_always_returns_all_three_parts():
+    assert split([]) == {"train": [], "dev": [], "test": []}
+
+
+# -- the bundled sets ----------------------------------------------------------------------
+
+def corpus_text(path: Path) -> str:
+    return normalize_answer(" ".join(json.loads(line)["text"] for line in path.open(encoding="utf-8")))
+
+
+def test_seed_set_loads_cleanly_with_every_label_in_every_split():
+    labeled = load_labeled(SEED_SET)
+    assert labeled.rejected == []
+    assert len(labeled.examples) >= 40
+    assert {ex.corpus for ex in labeled.examples} == {"seed"}
+    parts = split(labeled.examples)
+    for name in SPLITS:
+        assert {ex.answerability for ex in parts[name]} == set(ANSWERABILITY), name
+    sizes = {name: len(parts[name]) for name in SPLITS}
+    assert sizes["train"] >= sizes["dev"] + sizes["test"] - 2
+    assert min(sizes["dev"], sizes["test"]) >= len(labeled.examples) // 5
+
+
+def test_seed_set_holds_the_cases_from_the_design_notes():
+    by_question = {ex.question: ex for ex in load_labeled(SEED_SET).examples}
+    expected = {
+        "Who is the lieutenant governor of Ohio?": ("direct", "Jim Tressel"),
+        "Where was the creator of Ruby born?": ("direct", "Osaka Prefecture, Japan"),
+        "What is the street address of The New York Times headquarters?": ("direct", "620 Eighth Avenue"),
+        "What is the population of Xyzzyville?": ("unlikely", ""),
+        "What is the VectorStore interface?": ("unlikely", ""),
+    }
+    for question, (label, answer) in expected.items():
+        assert (by_question[question].answerability, by_question[question].answer) == (label, answer), question
+    assert "Osaka" in by_question["Where was the creator of Ruby born?"].aliases
+    ollama = by_question["What is the current rate of adoption for Ollama vs llama.cpp in the magnificent 7?"]
+    assert ollama.answerability == "proxy_only" and "stars" in ollama.answer
+
+
+def test_seed_set_direct_answers_are_in_the_seed_corpus():
+    text = f" {corpus_text(SEED_CORPUS)} "
+    for ex in load_labeled(SEED_SET).examples:
+        if ex.answerability == "direct":
+            golds = [ex.answer, *ex.aliases]
+            assert any(f" {normalize_answer(g)} " in text for g in golds), ex.question
+
+
+def test_seed_set_unlikely_subjects_are_not_in_the_seed_corpus():
+    text = corpus_text(SEED_CORPUS)
+    for subject in ["xyzzyville", "vectorstore", "glimmerford", "zanthor", "elbonia", "quillmarsh", "wifi"]:
+        assert subject not in text
+
+
+def test_musique_set_loads_100_rows():
+    labeled = load_labeled(MUSIQUE_SET)
+    assert len(labeled.examples) == 100 and labeled.rejected == []
+    assert {ex.corpus for ex in labeled.examples} == {"musique"}
+    assert all(ex.split == assign_split(ex.id) for ex in labeled.examples)
+    assert all(split(labeled.examples)[name] for name in SPLITS)
+
+
+@pytest.mark.skipif(not MUSIQUE_SOURCE.is_dir(), reason="the MuSiQue source files are not on this machine")
+def test_musique_converter_reproduces_the_bundled_files(tmp_path):
+    labeled_path, corpus_path = convert(MUSIQUE_SOURCE, tmp_path)
+    assert labeled_path.read_bytes() == MUSIQUE_SET.read_bytes()
+    assert corpus_path.read_bytes() == MUSIQUE_CORPUS.read_bytes()
+    source = json.loads((MUSIQUE_SOURCE / "musique_train.json").read_text())
+    first = load_labeled(labeled_path).examples[0]
+    assert (first.id, first.answer, first.aliases) == \
+        (source[0]["id"], source[0]["answer"], source[0]["answer_aliases"])
+    assert Counter(line.count('"id": "musique-') for line in corpus_path.open()) == {1: 1890}
