@@ -318,7 +318,7 @@ class WikipediaSearch(NetworkTool):
 
 # --- a folder of code or documents -------------------------------------------------------
 
-SKIPPED_DIRS = frozenset({"node_modules", "__pycache__", "venv", "env", "site-packages", "dist", "build"})
+SKIPPED_DIRS = frozenset({"node_modules", "__pycache__", "venv", "site-packages", "dist", "build"})
 _WORD = re.compile(r"\w+")
 _PART = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|\d+")
 _DEFINITION = re.compile(r"^\s*(export\s+)?(public\s+|abstract\s+)*"
@@ -447,8 +447,7 @@ class LocalFilesSearch(SearchTool):
         self._ensure_index()
         if not self._files:
             return answer(ToolStatus.NO_RESULTS, f"no readable text file under {self.root}")
-        asked = list(dict.fromkeys(code_tokens(query)))
-        terms = [t for t in asked if t in self._vocabulary]
+        terms = [t for t in dict.fromkeys(code_tokens(query)) if t in self._vocabulary]
         if not terms:
             return answer(ToolStatus.NO_RESULTS, f"no file under {self.root} mentions {query!r}")
 
