@@ -147,8 +147,10 @@ class CorpusIndex:
         return [t for t in tokenize([query])[0] if t not in self.vocabulary]
 
     def mentions(self, phrase: str) -> bool:
-        """Whether any term of the phrase occurs in the corpus."""
-        return any(t in self.vocabulary for t in tokenize([phrase])[0])
+        """Whether any term of the phrase occurs in the corpus. A phrase with no searchable
+        terms ("At", "U.S.") says nothing about the corpus, so it counts as mentioned."""
+        terms = tokenize([phrase])[0]
+        return not terms or any(t in self.vocabulary for t in terms)
 
     def search(self, query: str, k: int = 3) -> list[ScoredPassage]:
         terms = [t for t in tokenize([query])[0] if t in self.vocabulary]
