@@ -3,6 +3,9 @@ import pytest
 
 from programs.corpus import CorpusIndex
 
+# Tests never read answers cached on disk by earlier runs (or write into the user's cache).
+dspy.configure_cache(enable_disk_cache=False)
+
 
 @pytest.fixture(autouse=True)
 def isolated_cache(tmp_path_factory, monkeypatch):

@@ -1,0 +1,103 @@
+"""The deltaseek command: outputs and every bad input (one-line error, non-zero exit, no traceback)."""
+
+import json
+import socket
+
+import pytest
+
+from programs.cli import main
+from tests.fake_openai import FakeOpenAIServer
+
+STUCK_REPLY = 'Thought: I need adoption numbers.\nAction: search_corpus("current adoption rates Ollama vs Llama.cpp")'
+
+
+def run_cli(capsys, *argv):
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.mark.parametrize("question", ["", "   \n\t"])
+def test_empty_question(capsys, question):
+    code, out, err = run_cli(capsys, "ask", question)
+    assert code == 2 and err.strip() == "deltaseek: error: the question is empty"
+    assert "Traceback" not in err
+
+
+def test_missing_corpus(capsys, tmp_path):
+    code, _, err = run_cli(capsys, "ask", "Who?", "--corpus", str(tmp_path / "nope.jsonl"), "--lm", "openai/x",
+                           "--api-base", "http://127.0.0.1:9")
+    assert code == 2 and "deltaseek: error:" in err
+
+
+@pytest.mark.parametrize("lines,problem", [
+    (['{"title": "a", "text": "fine"}', "{not json"], ":2: not valid JSON"),
+    (['{"title": "a", "text": "fine"}', '{"title": "b"}'], ':2: missing a non-empty "text" field'),
+    (['["a list"]'], ":1: expected a JSON object"),
+])
+def test_bad_corpus_lines_name_file_and_line(capsys, tmp_path, lines, problem):
+    corpus = tmp_path / "corpus.jsonl"
+    corpus.write_text("\n".join(lines) + "\n")
+    code, _, err = run_cli(capsys, "index", str(corpus))
+    assert code == 2
+    assert f"{corpus}{problem}" in err and len(err.strip().splitlines()) == 1
+
+
+def test_index_reports_and_caches(capsys, tmp_path):
+    corpus = tmp_path / "corpus.jsonl"
+    corpus.write_text('{"title": "A", "text": "alpha beta"}\n{"text": "gamma delta"}\n')
+    code, out, _ = run_cli(capsys, "index", str(corpus))
+    assert code == 0 and out.startswith("indexed 2 passages")
+
+
+def test_unknown_lm_provider(capsys):
+    code, _, err = run_cli(capsys, "ask", "Who is it?", "--lm", "nosuchprovider/model-x")
+    assert code == 2 and "unknown provider 'nosuchprovider'" in err
+
+
+def test_lm_without_provider(capsys):
+    code, _, err = run_cli(capsys, "ask", "Who is it?", "--lm", "gpt4")
+    assert code == 2 and "PROVIDER/MODEL" in err
+
+
+def test_unreachable_api_base(capsys):
+    url = f"http://127.0.0.1:{free_port()}/v1"
+    code, _, err = run_cli(capsys, "ask", "Who is it?", "--lm", "openai/local", "--api-base", url)
+    assert code == 2 and f"--api-base {url} is unreachable" in err and "Traceback" not in err
+
+
+def test_debug_shows_the_traceback(capsys):
+    with pytest.raises(ValueError):
+        main(["--debug", "ask", "  "])
+
+
+def test_bad_budget(capsys):
+    with FakeOpenAIServer(STUCK_REPLY) as server:
+        code, _, err = run_cli(capsys, "ask", "Who?", "--lm", "openai/stuck", "--api-base", server.url,
+                               "--hard-budget", "0")
+    assert code == 2 and "hard_budget" in err
+
+
+def test_a_stuck_model_behind_an_openai_endpoint_runs_its_call_once_and_answers(capsys, monkeypatch):
+    """Every prompt gets the same text-format tool call: it runs once, then the run ends with an answer."""
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    with FakeOpenAIServer(STUCK_REPLY) as server:
+        code, out, err = run_cli(capsys, "ask", "What is the current rate of adoption for Ollama vs llama.cpp "
+                                 "in the magnificent 7?", "--lm", "openai/stuck", "--api-base", server.url, "--json")
+    assert code == 0, err
+    record = json.loads(out)
+    stuck = [c for c in record["tool_calls"] if c["args"]["query"] == "current adoption rates Ollama vs Llama.cpp"]
+    assert sum(c["executed"] for c in stuck) == 1
+    assert record["answer"].strip()
+    assert record["stop_reason"] in {"no_new_query", "lm_error", "exhausted", "hard_budget", "answerability"}
+    assert len(server.requests) == record["lm_calls"] > 0
+    for key in ("question", "answer", "answerability", "caveats", "assumptions", "stop_reason", "steps",
+                "tool_calls", "sources", "lm_calls", "tokens", "seconds"):
+        assert key in record
+    assert {"tool", "args", "status", "result_count", "executed"} <= set(record["tool_calls"][0])

