@@ -8,6 +8,7 @@ ones and always ends with a synthesized answer whose caveats say what is missing
 from __future__ import annotations
 
 import re
+from collections import Counter
 from dataclasses import dataclass
 
 import dspy
@@ -133,8 +134,8 @@ class DeltaSeek(dspy.Module):
         except Exception as exc:  # a parse error or a failing LM must not escape forward()
             return self.recover_text_call(pad, record, exc)
         pad.consecutive_lm_failures = 0
-        record.new_evidence = [str(e) for e in (out.new_evidence or [])][:3]
-        record.uncertain = [str(u) for u in (out.uncertain or [])][:2]
+        record.new_evidence = clean_items(out.new_evidence)[:3]
+        record.uncertain = clean_items(out.uncertain)[:2]
         record.answerability = out.answerability
         pad.uncertainties = (pad.uncertainties + record.uncertain)[-4:]
         if pad.executed_calls:  # an answerability claim counts only once evidence exists
@@ -191,7 +192,7 @@ class DeltaSeek(dspy.Module):
         except Exception:
             query = ""
         usable = query and not self.why_blocked(pad, Move(False, self.tool_names[0], query))
-        return query if usable else heuristic_query(pad.question, strategy) or query or None
+        return query if usable else heuristic_query(pad, strategy) or query or None
 
     def record_blocked(self, pad: Scratchpad, move: Move, reason: str) -> None:
         pad.tool_calls.append(ToolCall(step=pad.step, tool=move.tool, args={"query": move.query},
@@ -273,12 +274,12 @@ class DeltaSeek(dspy.Module):
         try:
             out = self.synthesize(question=pad.question, facts=facts, missing=missing)
             sources = [s.strip("[] ") for s in (out.sources or []) if s.strip("[] ") in known]
-            answer, caveats = str(out.answer).strip(), [str(c) for c in out.caveats or []]
+            answer, caveats = str(out.answer).strip(), clean_items(out.caveats)
             if pad.facts and not guard.answer_is_grounded(answer, pad):
                 answer = best_effort_answer(pad)
                 caveats.append("The model's answer was not supported by the facts found; "
                                "this answer quotes the best evidence instead.")
-            return (answer, caveats, [str(a) for a in out.assumptions or []],
+            return (answer, caveats, clean_items(out.assumptions),
                     sources or [f.source for f in pad.facts[:3]], out.answerability)
         except Exception as exc:  # the answer is never skipped: fall back to the evidence itself
             return (best_effort_answer(pad), [f"The synthesis step failed ({type(exc).__name__}); "
@@ -316,10 +317,23 @@ def heuristic_task_kind(question: str) -> str:
     return "lookup"
 
 
-def heuristic_query(question: str, strategy: str) -> str | None:
-    """A deterministic query when the LM gives none: only for strategies that need no world knowledge."""
+def heuristic_query(pad: Scratchpad, strategy: str) -> str | None:
+    """A deterministic query when the LM gives none usable, for the strategies that need no
+    world knowledge. `narrower` is pseudo-relevance feedback: the question's terms plus the
+    terms the facts found repeat most that no query has used yet."""
+    keywords = sorted(guard.meaningful_tokens(pad.question))
     if strategy == "direct":
-        return " ".join(sorted(guard.meaningful_tokens(question))) or None
+        return " ".join(keywords) or None
     if strategy == "entity-focused":
-        return " ".join(named_entities(question)) or None
+        return " ".join(named_entities(pad.question)) or None
+    if strategy == "narrower" and pad.facts:
+        used = set(keywords).union(*(guard.meaningful_tokens(q) for q in pad.tried_queries))
+        counts = Counter(t for f in pad.facts for t in re.findall(r"[a-z0-9]{3,}", f.text.lower())
+                         if t not in used and t in guard.meaningful_tokens(t))
+        return " ".join(keywords + [t for t, _ in counts.most_common(3)]) or None
     return None
+
+
+def clean_items(items) -> list[str]:
+    """Drop the empty and punctuation-only entries a small model pads its lists with."""
+    return [text for text in (str(i).strip() for i in items or [] if i is not None) if re.search(r"[A-Za-z0-9]{2,}", text)]

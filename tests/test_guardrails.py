@@ -189,3 +189,33 @@ def test_tool_names_are_normalized():
     assert normalize_tool_name("**Wikipedia**", ["web_search", "wikipedia"]) == "wikipedia"
     assert normalize_tool_name("web-search", ["web_search", "wikipedia"]) == "web_search"
     assert normalize_tool_name("calculator", ["web_search", "wikipedia"]) is None
+
+
+# --- deterministic fallbacks of the agent ------------------------------------------------
+
+from programs.deltaseek import clean_items, heuristic_query, heuristic_task_kind  # noqa: E402
+
+
+@pytest.mark.parametrize("question,kind", [
+    ("What is the VectorStore interface?", "codebase"),
+    ("What is the current rate of adoption for Ollama vs llama.cpp in the magnificent 7?", "aggregate_or_ill_posed"),
+    ("Ollama versus llama.cpp: which is easier?", "comparison"),
+    ("Where was the creator of Ruby born?", "multi_hop"),
+    ("Who is the lieutenant governor of Ohio?", "lookup"),
+])
+def test_heuristic_task_kind(question, kind):
+    assert heuristic_task_kind(question) == kind
+
+
+def test_heuristic_queries_need_no_world_knowledge():
+    pad = pad_with(("s", "governor lieutenant ohio", ToolStatus.SUCCESS, 3, 3))
+    assert heuristic_query(pad, "direct") == "governor lieutenant ohio"
+    assert heuristic_query(pad, "entity-focused") == "Ohio"
+    assert heuristic_query(pad, "proxies") is None
+    pad.facts.append(Fact(source="a", title="t", text="The vacancy was filled when Tressel was sworn; Tressel sworn.", step=1))
+    narrower = heuristic_query(pad, "narrower")
+    assert narrower.startswith("governor lieutenant ohio") and "tressel" in narrower and "sworn" in narrower
+
+
+def test_clean_items_drops_padding():
+    assert clean_items([" ,", " ", "", "No adoption rate is published", None]) == ["No adoption rate is published"]
