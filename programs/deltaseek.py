@@ -41,7 +41,30 @@ class Move:
     origin: str = "structured"
 
 
+class CompiledLoader:
+    """`DeltaSeek.load(path, tools=None, settings=None)` on the class builds a program and loads a
+    compiled JSON state into it (default tools: the bundled corpus); `program.load(path)` on an
+    instance stays dspy.Module's own loader, which DSPy itself calls."""
+
+    def __get__(self, instance, owner):
+        if instance is not None:
+            return dspy.Module.load.__get__(instance, owner)
+
+        def load(path, tools: list[SearchTool] | None = None, settings: AgentSettings | None = None):
+            from optimize.programs import load_program_file
+            from programs.corpus import CorpusIndex
+            from programs.tools import LocalCorpusSearch
+
+            program = owner(tools=tools or [LocalCorpusSearch(CorpusIndex.open())], settings=settings)
+            load_program_file(program, path)
+            return program
+
+        return load
+
+
 class DeltaSeek(dspy.Module):
+    load = CompiledLoader()
+
     def __init__(self, tools: list[SearchTool], settings: AgentSettings | None = None):
         super().__init__()
         if not tools:
@@ -61,8 +84,8 @@ class DeltaSeek(dspy.Module):
 
     @property
     def reserved_names(self) -> set[str]:
-        """Names from the prompt itself: tools and the step's fields."""
-        return set(self.tools) | set(self.step_delta.signature.fields)
+        """Names from the prompt itself: tools, the step's fields and the search strategies."""
+        return set(self.tools) | set(self.step_delta.signature.fields) | set(guard.STRATEGIES)
 
     def forward(self, question: str) -> dspy.Prediction:
         pad = Scratchpad(question=question)
@@ -255,8 +278,10 @@ class DeltaSeek(dspy.Module):
             missing.append(STOP_CAVEATS[stop])
         answer, caveats, assumptions, sources, claimed = self.synthesize_answer(pad, missing)
         answerability = guard.settle_answerability(pad, claimed)
-        if not pad.facts:
-            answer = f"No information found: no search returned anything relevant to \"{pad.question}\"."
+        missing_subjects = guard.subjects_missing_from_facts(pad)
+        if not pad.facts or missing_subjects:
+            about = ", ".join(missing_subjects) or f"\"{pad.question}\""
+            answer = f"No information found about {about}: no passage found mentions it."
             sources = []
         if stop in STOP_CAVEATS:
             caveats.append(STOP_CAVEATS[stop])

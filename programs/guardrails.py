@@ -8,6 +8,7 @@ import re
 from pydantic import BaseModel, Field
 
 from programs.scratchpad import Scratchpad
+from programs.tools import named_entities
 
 STRATEGIES = ("direct", "broader", "narrower", "synonyms", "entity-focused", "temporal", "proxies")
 
@@ -166,10 +167,18 @@ def answer_is_grounded(answer: str, pad: Scratchpad) -> bool:
     return bool(meaningful_tokens(answer) & evidence)
 
 
+def subjects_missing_from_facts(pad: Scratchpad) -> list[str]:
+    """Named subjects of the question (capitalized terms) that no fact mentions: the evidence
+    is about something else, so an answer from it would be made up (the Xyzzyville case)."""
+    evidence = meaningful_tokens(" ".join(f.title + " " + f.text for f in pad.facts))
+    return [e for e in named_entities(pad.question)
+            if meaningful_tokens(e) and not meaningful_tokens(e) & evidence]
+
+
 def settle_answerability(pad: Scratchpad, claimed: str | None) -> str:
     """The answerability reported with the final answer. No facts at all means unlikely,
     whatever the LM claims: an answer resting on no source is not direct."""
-    if not pad.facts:
+    if not pad.facts or subjects_missing_from_facts(pad):
         return "unlikely"
     for value in (pad.answerability, claimed):
         if value in ("proxy_only", "unlikely"):

@@ -115,6 +115,9 @@ class LlamaCppEngine:
 
         with self._lock:
             llama = self._model()
+            # Reusing the previous prompt's KV cache changes the logits slightly, so the
+            # same request could decode differently; a reset keeps greedy decoding repeatable.
+            llama.reset()
             try:
                 out = llama.create_chat_completion(messages=messages, **kwargs)
             except ValueError as exc:
@@ -164,7 +167,7 @@ def is_embedded(lm: dspy.BaseLM) -> bool:
 
 
 def make_lm(model: str | None = None, api_base: str | None = None, max_tokens: int = DEFAULT_MAX_TOKENS,
-            check_reachable: bool = True) -> dspy.LM:
+            check_reachable: bool = True, cache: bool = True) -> dspy.LM:
     """Build the LM from a litellm model string, or the embedded model when none is given.
 
     `DELTASEEK_LM` and `DELTASEEK_API_BASE` stand in for the arguments.
@@ -174,7 +177,7 @@ def make_lm(model: str | None = None, api_base: str | None = None, max_tokens: i
     if not model or model in {"embedded", EMBEDDED_MODEL}:
         if api_base:
             raise LMConfigError("--api-base needs --lm: the embedded model runs in-process")
-        return dspy.LM(EMBEDDED_MODEL, engine=embedded_engine(), temperature=0.0,
+        return dspy.LM(EMBEDDED_MODEL, engine=embedded_engine(), temperature=0.0, cache=cache,
                        max_tokens=max(max_tokens, EMBEDDED_MAX_TOKENS))
 
     provider, slash, name = model.partition("/")
@@ -186,7 +189,7 @@ def make_lm(model: str | None = None, api_base: str | None = None, max_tokens: i
     if provider not in known:
         raise LMConfigError(f"--lm {model!r}: unknown provider {provider!r} (e.g. openai, anthropic, ollama_chat)")
 
-    kwargs: dict[str, Any] = {"temperature": 0.0, "max_tokens": max_tokens}
+    kwargs: dict[str, Any] = {"temperature": 0.0, "max_tokens": max_tokens, "cache": cache}
     if api_base:
         if check_reachable:
             check_api_base(api_base)

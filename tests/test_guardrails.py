@@ -111,7 +111,7 @@ def test_strategies_are_used_in_order_without_repeats():
 def test_settle_answerability_never_calls_a_sourceless_answer_direct():
     pad = pad_with()
     assert guard.settle_answerability(pad, "direct") == "unlikely"
-    pad.facts.append(Fact(source="x", title="t", text="Jim Tressel", step=1))
+    pad.facts.append(Fact(source="x", title="t", text="Jim Tressel, lieutenant governor of Ohio", step=1))
     assert guard.settle_answerability(pad, "direct") == "direct"
     pad.answerability = "proxy_only"
     assert guard.settle_answerability(pad, "direct") == "proxy_only"
@@ -219,3 +219,13 @@ def test_heuristic_queries_need_no_world_knowledge():
 
 def test_clean_items_drops_padding():
     assert clean_items([" ,", " ", "", "No adoption rate is published", None]) == ["No adoption rate is published"]
+
+
+def test_subjects_missing_from_facts_catches_evidence_about_something_else():
+    pad = pad_with(question="What is the population of Xyzzyville?")
+    pad.facts.append(Fact(source="r", title="Ruovesi", text="The municipality has a population of 4,500.", step=1))
+    assert guard.subjects_missing_from_facts(pad) == ["Xyzzyville"]
+    assert guard.settle_answerability(pad, "direct") == "unlikely"
+    pad = pad_with(question="Who is the lieutenant governor of Ohio?")
+    pad.facts.append(Fact(source="o", title="Lieutenant Governor of Ohio", text="The office ...", step=1))
+    assert guard.subjects_missing_from_facts(pad) == []
