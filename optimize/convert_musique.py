@@ -20,7 +20,8 @@ from pathlib import Path
 from optimize.labeled_data import assign_split, load_labeled
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
-DEFAULT_SOURCE = Path("/work/shared/data/musique_100")
+# The shared folder sits beside the repository (../shared/data/musique_100).
+DEFAULT_SOURCE = PROJECT_ROOT.parent / "shared" / "data" / "musique_100"
 DEFAULT_DATASETS = PROJECT_ROOT / "datasets"
 CORPUS_NAME = "musique"
 

@@ -25,7 +25,7 @@ SEED_SET = ROOT / "datasets" / "seed_set.jsonl"
 SEED_CORPUS = ROOT / "datasets" / "corpus" / "seed_corpus.jsonl"
 MUSIQUE_SET = ROOT / "datasets" / "musique.jsonl"
 MUSIQUE_CORPUS = ROOT / "datasets" / "corpus" / "musique_corpus.jsonl"
-MUSIQUE_SOURCE = Path("/work/shared/data/musique_100")
+MUSIQUE_SOURCE = Path(__file__).resolve().parents[2] / "shared" / "data" / "musique_100"
 
 ROWS = [
     {"id": "q1", "question": "Who is the lieutenant governor of Ohio?", "answer": "Jim Tressel",
