@@ -66,7 +66,6 @@ def build_program(args):
     """The agent for these options: tools, settings, and a compiled program when there is one."""
     from programs.deltaseek import DeltaSeek
     from programs.guardrails import AgentSettings
-    from programs.tools import LocalCorpusSearch
 
     overrides = {k: v for k, v in {"soft_budget": args.soft_budget, "hard_budget": args.hard_budget,
                                    "max_searches": args.max_searches}.items() if v is not None}
@@ -81,17 +80,10 @@ def build_program(args):
 
 
 def build_tools(args):
-    from programs.tools import LocalCorpusSearch
+    from programs.web_tools import build_tools as build_from_spec
 
-    spec = [s.strip() for s in (args.tools or "local").split(",") if s.strip()]
     try:
-        from programs.web_tools import build_tools as build_all
-    except ImportError:
-        if spec != ["local"]:
-            raise UsageError(f"--tools {args.tools}: only 'local' is available in this build") from None
-        return [LocalCorpusSearch(open_index(args.corpus))]
-    try:
-        return build_all(spec, lambda: open_index(args.corpus), use_cache=not args.no_cache)
+        return build_from_spec(args.tools or "local", lambda: open_index(args.corpus), use_cache=not args.no_cache)
     except CorpusError:
         raise
     except ValueError as exc:
