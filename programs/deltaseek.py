@@ -89,13 +89,13 @@ class DeltaSeek(dspy.Module):
 
     def forward(self, question: str) -> dspy.Prediction:
         pad = Scratchpad(question=question)
-        soft, hard, first_strategy = self.begin(pad)
+        self.begin(pad)
         stop = None
         while stop is None:
-            stop = self.stop_reason(pad, hard)
+            stop = self.stop_reason(pad)
             if stop:
                 break
-            move = self.propose_move(pad, soft, hard, first_strategy)
+            move = self.propose_move(pad)
             if move is None:
                 continue  # an unusable reply: no progress, the budget still counts
             if pad.executed_calls and (move.synthesize or guard.answerability_stops_search(pad)):
@@ -103,25 +103,25 @@ class DeltaSeek(dspy.Module):
                 break
             if move.synthesize:  # tool first: no answer before one search has run
                 move = Move(False, self.tool_names[0], question, "tool_first")
-            call = self.admit_call(pad, move, first_strategy)
+            call = self.admit_call(pad, move)
             if call is None:
                 stop = "no_new_query"
                 break
-            self.execute(pad, call, first_strategy)
+            self.execute(pad, call)
         return self.finish(pad, stop)
 
     # --- the steps of the loop -------------------------------------------------
 
-    def begin(self, pad: Scratchpad) -> tuple[int, int, str]:
-        """Classify the task (cached per question); the kind sets budgets, plan and first strategy."""
+    def begin(self, pad: Scratchpad) -> None:
+        """Classify the task (cached per question); the kind sets budgets, plan and strategy order."""
         kind = self.task_kind(pad.question)
-        soft, hard, first_strategy = guard.TASK_PROFILES[kind]
+        soft, hard, order = guard.TASK_PROFILES[kind]
         if not self.settings.budgets_from_task_kind:
             soft, hard = self.settings.soft_budget, self.settings.hard_budget
         else:  # the settings are ceilings the kind can only tighten
             soft, hard = min(soft, self.settings.soft_budget), min(hard, self.settings.hard_budget)
         pad.task_kind, pad.plan, pad.interpretation = kind, PLANS[kind], pad.question
-        return soft, hard, first_strategy
+        pad.soft_budget, pad.hard_budget, pad.strategy_order = soft, hard, list(order)
 
     def task_kind(self, question: str) -> str:
         if question not in self._task_kinds:
@@ -134,8 +134,8 @@ class DeltaSeek(dspy.Module):
             self._task_kinds[question] = kind if kind in PLANS else heuristic_task_kind(question)
         return self._task_kinds[question]
 
-    def stop_reason(self, pad: Scratchpad, hard: int) -> str | None:
-        if guard.hard_budget_reached(pad, hard):
+    def stop_reason(self, pad: Scratchpad) -> str | None:
+        if guard.hard_budget_reached(pad, pad.hard_budget):
             return "hard_budget"
         if guard.search_limit_reached(pad, self.settings.max_searches):
             return "max_searches"
@@ -147,10 +147,10 @@ class DeltaSeek(dspy.Module):
             return "lm_error"
         return None
 
-    def propose_move(self, pad: Scratchpad, soft: int, hard: int, first_strategy: str) -> Move | None:
+    def propose_move(self, pad: Scratchpad) -> Move | None:
         record = StepRecord(step=pad.step + 1)
         pad.steps.append(record)
-        guidance = self.guidance(pad, soft, hard, first_strategy)
+        guidance = self.guidance(pad)
         pad.notes.clear()
         try:
             out = self.step_delta(question=pad.question, step=record.step, scratchpad=pad.render(), guidance=guidance)
@@ -179,7 +179,7 @@ class DeltaSeek(dspy.Module):
         record.note = f"no usable move ({type(exc).__name__}); counted as no progress"
         return None
 
-    def admit_call(self, pad: Scratchpad, move: Move, first_strategy: str) -> Move | None:
+    def admit_call(self, pad: Scratchpad, move: Move) -> Move | None:
         """The duplicate guard: reroute from failed tools, block repeats, ask for another angle."""
         if move.tool not in self.tools:
             move.tool = self.tool_names[0]
@@ -190,7 +190,7 @@ class DeltaSeek(dspy.Module):
         if reason is None:
             return move
         self.record_blocked(pad, move, reason)
-        while (strategy := guard.next_unused_strategy(pad, first_strategy)) is not None:
+        while (strategy := guard.next_unused_strategy(pad)) is not None:
             pad.strategies_used.append(strategy)
             query = self.diversified_query(pad, strategy)
             if query is None:
@@ -224,7 +224,7 @@ class DeltaSeek(dspy.Module):
         blocked = ToolResult(tool=move.tool, query=move.query, status=ToolStatus.BLOCKED, note=reason)
         pad.notes.append(format_observation(blocked, pad, self.tool_names))
 
-    def execute(self, pad: Scratchpad, move: Move, first_strategy: str) -> None:
+    def execute(self, pad: Scratchpad, move: Move) -> None:
         try:
             result = self.tools[move.tool](move.query)
         except Exception as exc:  # a tool's own bug becomes an observation, not a crash
@@ -238,17 +238,17 @@ class DeltaSeek(dspy.Module):
                         summary=result.note or ", ".join(h.title for h in result.hits))
         pad.tool_calls.append(call)
         call.new_facts = pad.add_facts(facts)
-        observation = format_observation(result, pad, self.tool_names, guard.next_unused_strategy(pad, first_strategy))
+        observation = format_observation(result, pad, self.tool_names, guard.next_unused_strategy(pad))
         pad.steps[-1].observation = observation
         pad.notes.append(observation)
-        self.check_refinement(pad, first_strategy)
+        self.check_refinement(pad)
 
-    def check_refinement(self, pad: Scratchpad, first_strategy: str) -> None:
+    def check_refinement(self, pad: Scratchpad) -> None:
         """Weak results call for a refined query; a streak of them calls for an answerability judgment."""
         reason = guard.refinement_reason(pad, self.settings.relevance_drop)
         if reason is None:
             return
-        strategy = guard.next_unused_strategy(pad, first_strategy)
+        strategy = guard.next_unused_strategy(pad)
         pad.notes.append(f"REFINE: the last search {reason}. Use a materially different query"
                          + (f" (strategy: {strategy})" if strategy else "") + ", or synthesize.")
         if guard.weak_search_streak(pad) >= self.settings.weak_results_before_judging:
@@ -260,11 +260,11 @@ class DeltaSeek(dspy.Module):
             except Exception:
                 pass  # without a judgment the exhaustion guard still ends the search
 
-    def guidance(self, pad: Scratchpad, soft: int, hard: int, first_strategy: str) -> str:
+    def guidance(self, pad: Scratchpad) -> str:
         tools = "; ".join(f"{t.name}(query): {t.description}" for t in self.tools.values())
-        parts = [f"Tools: {tools}", guard.budget_guidance(pad, soft, hard)]
+        parts = [f"Tools: {tools}", guard.budget_guidance(pad, pad.soft_budget, pad.hard_budget)]
         if not pad.executed_calls:
-            parts.append(f"Start with the {first_strategy} search strategy. Plan: " + " -> ".join(pad.plan))
+            parts.append(f"Start with the {pad.strategy_order[0]} search strategy. Plan: " + " -> ".join(pad.plan))
         parts += pad.notes[-2:]
         return "\n".join(parts)
 
@@ -272,7 +272,7 @@ class DeltaSeek(dspy.Module):
 
     def finish(self, pad: Scratchpad, stop: str) -> dspy.Prediction:
         if not pad.executed_calls:  # tool first holds even when every LM reply was unusable
-            self.execute(pad, Move(False, self.tool_names[0], pad.question, "tool_first"), "direct")
+            self.execute(pad, Move(False, self.tool_names[0], pad.question, "tool_first"))
         missing = list(dict.fromkeys(pad.uncertainties))[-4:]
         if stop in ("hard_budget", "max_searches", "exhausted", "no_new_query", "lm_error"):
             missing.append(STOP_CAVEATS[stop])
@@ -323,9 +323,17 @@ STOP_CAVEATS = {
 
 
 def best_effort_answer(pad: Scratchpad) -> str:
+    """Quote the fact that best matches the question: its named subjects count double."""
     if not pad.facts:
         return f"No information found about \"{pad.question}\"."
-    best = pad.facts[0]
+    terms = guard.meaningful_tokens(pad.question)
+    subjects = guard.meaningful_tokens(" ".join(named_entities(pad.question)))
+
+    def relevance(fact: Fact) -> int:
+        words = guard.meaningful_tokens(fact.title + " " + fact.text)
+        return len(terms & words) + len(subjects & words)
+
+    best = max(pad.facts, key=relevance)
     return f"Best evidence found ({best.title}): {best.text[:300]}"
 
 

@@ -34,13 +34,15 @@ class AgentSettings(BaseModel):
     classify_with_lm: bool = Field(True, description="Ask the LM for the task kind; the heuristic is the fallback.")
 
 
-# Budgets and the first search strategy for each kind of task (seed 004: the kind sets the strategy).
-TASK_PROFILES: dict[str, tuple[int, int, str]] = {
-    "lookup": (3, 6, "direct"),
-    "multi_hop": (4, 8, "entity-focused"),
-    "comparison": (4, 8, "entity-focused"),
-    "aggregate_or_ill_posed": (3, 6, "broader"),
-    "codebase": (4, 8, "direct"),
+# Budgets and the order of search strategies for each kind of task (seed 004: the kind sets
+# the strategy). Lookups refine narrower first (seed 001's Ohio refinement); aggregates scan
+# broadly, then look at each side, then at proxies (seed 000's phases).
+TASK_PROFILES: dict[str, tuple[int, int, tuple[str, ...]]] = {
+    "lookup": (3, 6, ("direct", "narrower", "entity-focused", "synonyms", "temporal", "broader", "proxies")),
+    "multi_hop": (4, 8, ("entity-focused", "narrower", "direct", "synonyms", "broader", "temporal", "proxies")),
+    "comparison": (4, 8, ("broader", "entity-focused", "proxies", "narrower", "synonyms", "direct", "temporal")),
+    "aggregate_or_ill_posed": (3, 6, ("broader", "entity-focused", "proxies", "synonyms", "temporal", "narrower", "direct")),
+    "codebase": (4, 8, ("direct", "synonyms", "narrower", "entity-focused", "broader", "temporal", "proxies")),
 }
 
 
@@ -152,12 +154,8 @@ def answerability_stops_search(pad: Scratchpad) -> bool:
     return bool(pad.executed_calls) and pad.answerability in ("proxy_only", "unlikely")
 
 
-def next_unused_strategy(pad: Scratchpad, first: str = "direct") -> str | None:
-    order = list(STRATEGIES)
-    if first in order:
-        order.remove(first)
-        order.insert(0, first)
-    return next((s for s in order if s not in pad.strategies_used), None)
+def next_unused_strategy(pad: Scratchpad) -> str | None:
+    return next((s for s in pad.strategy_order or STRATEGIES if s not in pad.strategies_used), None)
 
 
 def answer_is_grounded(answer: str, pad: Scratchpad) -> bool:

@@ -62,6 +62,9 @@ class Scratchpad(BaseModel):
     candidate_answer: str | None = None
     answerability: AnswerabilityStatus = "unknown"
     steps: list[StepRecord] = Field(default_factory=list)
+    soft_budget: int = 4
+    hard_budget: int = 8
+    strategy_order: list[str] = Field(default_factory=list)
     strategies_used: list[str] = Field(default_factory=list)
     notes: list[str] = Field(default_factory=list, description="guardrail messages for the next step")
     lm_failures: int = 0

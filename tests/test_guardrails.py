@@ -99,13 +99,19 @@ def test_answerability_stops_search_only_once_evidence_exists():
     assert guard.answerability_stops_search(pad)
 
 
-def test_strategies_are_used_in_order_without_repeats():
+def test_strategies_are_used_in_the_task_kind_order_without_repeats():
     pad = pad_with()
-    assert guard.next_unused_strategy(pad, "broader") == "broader"
-    pad.strategies_used += ["broader", "direct"]
-    assert guard.next_unused_strategy(pad, "broader") == "narrower"
+    pad.strategy_order = list(guard.TASK_PROFILES["aggregate_or_ill_posed"][2])
+    assert guard.next_unused_strategy(pad) == "broader"
+    pad.strategies_used += ["broader", "entity-focused"]
+    assert guard.next_unused_strategy(pad) == "proxies"
     pad.strategies_used = list(guard.STRATEGIES)
     assert guard.next_unused_strategy(pad) is None
+
+
+def test_every_task_profile_orders_all_strategies():
+    for soft, hard, order in guard.TASK_PROFILES.values():
+        assert soft < hard and sorted(order) == sorted(guard.STRATEGIES)
 
 
 def test_settle_answerability_never_calls_a_sourceless_answer_direct():
@@ -229,3 +235,12 @@ def test_subjects_missing_from_facts_catches_evidence_about_something_else():
     pad = pad_with(question="Who is the lieutenant governor of Ohio?")
     pad.facts.append(Fact(source="o", title="Lieutenant Governor of Ohio", text="The office ...", step=1))
     assert guard.subjects_missing_from_facts(pad) == []
+
+
+def test_best_effort_answer_quotes_the_fact_about_the_subject():
+    from programs.deltaseek import best_effort_answer
+
+    pad = pad_with(question="Where was the creator of Ruby born?")
+    pad.facts += [Fact(source="g", title="Guido van Rossum", text="Guido was born in Haarlem.", step=1),
+                  Fact(source="m", title="Yukihiro Matsumoto", text="Creator of Ruby, born in Osaka.", step=1)]
+    assert "Osaka" in best_effort_answer(pad)
