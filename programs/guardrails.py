@@ -159,10 +159,11 @@ def next_unused_strategy(pad: Scratchpad) -> str | None:
 
 
 def answer_is_grounded(answer: str, pad: Scratchpad) -> bool:
-    """Whether the answer shares at least one meaningful term with the facts found
-    (an empty or placeholder answer does not)."""
+    """Whether the answer adds at least one meaningful term that the facts found contain and
+    the question does not: restating the question ("the creator of Ruby was born ...") or a
+    placeholder ("{answer}") is not an answer."""
     evidence = meaningful_tokens(" ".join(f.title + " " + f.text for f in pad.facts))
-    return bool(meaningful_tokens(answer) & evidence)
+    return bool((meaningful_tokens(answer) - meaningful_tokens(pad.question)) & evidence)
 
 
 def subjects_missing_from_facts(pad: Scratchpad) -> list[str]:

@@ -128,6 +128,10 @@ def test_grounded_answers_share_terms_with_the_facts():
     pad.facts.append(Fact(source="x", title="Jim Tressel", text="sworn in as lieutenant governor", step=1))
     assert guard.answer_is_grounded("Jim Tressel", pad)
     assert not guard.answer_is_grounded("{answer}", pad)
+    restating = pad_with(question="Where was the creator of Ruby born?")
+    restating.facts.append(Fact(source="m", title="Yukihiro Matsumoto", text="creator of Ruby, born in Osaka", step=1))
+    assert not guard.answer_is_grounded("The creator of Ruby was born where the creator of Ruby was born", restating)
+    assert guard.answer_is_grounded("Osaka", restating)
 
 
 def test_facts_are_deduplicated_by_source():
