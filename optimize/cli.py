@@ -1,0 +1,206 @@
+"""`deltaseek evaluate` and `deltaseek optimize`, registered into the main command line.
+
+Both save their results locally first (the per-example JSONL as each example ends, the compiled
+program as soon as it exists), then log to MLflow; tracking problems are warnings, never errors.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+
+import dspy
+
+from optimize.compile import OPTIMIZERS, compile_program
+from optimize.evaluate import (SPLIT_CHOICES, EvalReport, corpora_for, evaluate_program, format_comparison,
+                               format_report, load_dataset, select, table_columns)
+from optimize.labeled_data import SPLITS, split
+from optimize.programs import UNCOMPILED, default_program_path, save_program
+from optimize.tracking import Tracker
+from programs import cli as agent_cli
+from programs.cli import UsageError
+
+RESULTS_DIR = "results"
+
+
+def register_commands(subparsers) -> None:
+    evaluate = subparsers.add_parser("evaluate", help="score a program on a labeled dataset")
+    evaluate.add_argument("--dataset", required=True, help="labeled questions (.jsonl/.json/.csv/.parquet, a saved "
+                                                           "Hugging Face dataset folder, or hf:owner/name)")
+    agent_cli.add_agent_options(evaluate)
+    evaluate.add_argument("--split", choices=SPLIT_CHOICES, default="dev", help="which part to run (default: dev)")
+    evaluate.add_argument("--limit", type=int, help="only the first N examples of the split")
+    evaluate.add_argument("--threads", type=int, default=1, help="examples run in parallel (default: 1)")
+    evaluate.add_argument("--out", help="per-example JSONL (default: results/evaluate-DATASET-SPLIT-TIME.jsonl)")
+    add_tracking_options(evaluate)
+    evaluate.add_argument("--debug", action="store_true", default=argparse.SUPPRESS)
+    evaluate.set_defaults(handler=cmd_evaluate)
+
+    optimize = subparsers.add_parser("optimize", help="compile DeltaSeek's prompts on a labeled dataset")
+    optimize.add_argument("--dataset", required=True, help="labeled questions; compiled on its train split")
+    optimize.add_argument("--optimizer", required=True, choices=list(OPTIMIZERS))
+    optimize.add_argument("--budget", type=int, help="the optimizer's own knob: " + "; ".join(
+        f"{o.name}: {o.knob} (default {o.default_budget})" for o in OPTIMIZERS.values()))
+    optimize.add_argument("--out", help="where to save the compiled program, a .json state file "
+                                        "(default: results/deltaseek-OPTIMIZER-DATASET-TIME.json)")
+    agent_cli.add_agent_options(optimize)  # --program here is the program to start from
+    optimize.add_argument("--eval-split", default="dev",
+                          help="held-out split(s) to compare baseline and compiled on, comma-separated (default: dev)")
+    optimize.add_argument("--reflection-lm", help="GEPA's reflection model, a litellm model string (default: the task LM)")
+    optimize.add_argument("--threads", type=int, default=1, help="examples run in parallel (default: 1)")
+    optimize.add_argument("--results-dir", default=RESULTS_DIR, help="where the per-example JSONL files go (default: results)")
+    add_tracking_options(optimize)
+    optimize.add_argument("--debug", action="store_true", default=argparse.SUPPRESS)
+    optimize.set_defaults(handler=cmd_optimize)
+
+
+def add_tracking_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--tracking-uri", help="MLflow tracking server or store (default: $MLFLOW_TRACKING_URI, "
+                                               "else sqlite:///mlflow.db in the working folder)")
+    parser.add_argument("--experiment", default="deltaseek", help="MLflow experiment name (default: deltaseek)")
+    parser.add_argument("--no-traces", action="store_true", help="do not log DSPy traces (mlflow.dspy.autolog)")
+
+
+def positive(name: str, value: int | None) -> None:
+    if value is not None and value < 1:
+        raise UsageError(f"{name} must be a positive integer, got {value}")
+
+
+def timestamp() -> str:
+    return time.strftime("%Y%m%d-%H%M%S")
+
+
+def prepare_agent(args, examples: list[dspy.Example]) -> dspy.BaseLM:
+    """Point the tools at the examples' bundled corpora (unless --corpus says otherwise); configure the LM."""
+    if not args.corpus:
+        args.corpus = corpora_for(examples)
+    return agent_cli.configure_lm(args)
+
+
+def program_source(args, lm) -> str:
+    """Which prompts run: a compiled program file, or "uncompiled" (DeltaSeek's own)."""
+    if args.program == UNCOMPILED:
+        return "uncompiled"
+    source = args.program or default_program_path(lm)
+    return str(source) if source else "uncompiled"
+
+
+def run_params(args, lm, program, source: str) -> dict:
+    return {"lm": getattr(lm, "model", type(lm).__name__), "dataset": args.dataset, "program": source,
+            "corpus": ",".join(Path(c).name for c in args.corpus), "tools": args.tools, "threads": args.threads,
+            "settings": program.settings.model_dump()}
+
+
+def cmd_evaluate(args) -> int:
+    positive("--limit", args.limit)
+    positive("--threads", args.threads)
+    labeled = load_dataset(args.dataset)
+    examples = select(labeled.examples, args.split, args.limit)
+    if not examples:
+        raise UsageError(f"{args.dataset}: the {args.split} split holds no examples")
+    lm = prepare_agent(args, examples)
+    program = agent_cli.build_program(args)
+    out = Path(args.out or Path(RESULTS_DIR) / f"evaluate-{Path(args.dataset).stem}-{args.split}-{timestamp()}.jsonl")
+
+    with Tracker(args.tracking_uri, run_name=f"evaluate {Path(args.dataset).stem} {args.split}",
+                 traces=not args.no_traces, experiment=args.experiment) as tracker:
+        tracker.log_params({"command": "evaluate", "split": args.split, "examples": len(examples),
+                            **run_params(args, lm, program, program_source(args, lm))})
+        report = evaluate_program(program, lm, examples, out, threads=args.threads,
+                                  label=f"{Path(args.dataset).stem} {args.split}")
+        print(format_report(report))
+        print(f"per-example results: {report.path}")
+        tracker.log_metrics({**report.means, "crashed": report.crashed})
+        log_report(tracker, report, args.split)
+    return 0
+
+
+def log_report(tracker: Tracker, report: EvalReport, name: str) -> None:
+    tracker.log_artifact(report.path, "eval")
+    tracker.log_table(table_columns(report.rows), f"eval/{name}_table.json")
+
+
+def eval_splits(text: str) -> list[str]:
+    names = [s.strip() for s in text.split(",") if s.strip()]
+    bad = [s for s in names if s not in SPLITS]
+    if not names or bad:
+        raise UsageError(f"--eval-split {text!r}: expected one or more of {', '.join(SPLITS)}, comma-separated")
+    return list(dict.fromkeys(names))
+
+
+def baseline_program(args):
+    """The program to start from and its source: --program when given, else DeltaSeek's own prompts
+    (never the shipped default, so a compile is reproducible whatever is shipped)."""
+    from programs.deltaseek import DeltaSeek
+
+    built = agent_cli.build_program(args)
+    if args.program and args.program != UNCOMPILED:
+        return built, args.program
+    return DeltaSeek(tools=list(built.tools.values()), settings=built.settings), "uncompiled"
+
+
+def cmd_optimize(args) -> int:
+    spec = OPTIMIZERS[args.optimizer]
+    if missing := spec.missing():
+        raise UsageError(f"--optimizer {spec.name} needs {', '.join(missing)}, which is not installed "
+                         f"(pip install {' '.join(missing)})")
+    budget = spec.default_budget if args.budget is None else args.budget
+    positive("--budget", budget)
+    positive("--threads", args.threads)
+    held_out = eval_splits(args.eval_split)
+    out = Path(args.out or Path(RESULTS_DIR) / f"deltaseek-{args.optimizer}-{Path(args.dataset).stem}-{timestamp()}.json")
+    if out.suffix.lower() != ".json":
+        raise UsageError(f"--out {out}: a compiled program is saved as JSON state; use a .json path")
+    labeled = load_dataset(args.dataset)
+    parts = split(labeled.examples)
+    if not parts["train"]:
+        raise UsageError(f"{args.dataset}: the train split holds no examples to compile on")
+    empty = [name for name in held_out if not parts[name]]
+    if empty:
+        raise UsageError(f"{args.dataset}: the {', '.join(empty)} split holds no examples to evaluate on")
+    lm = prepare_agent(args, labeled.examples)
+    reflection_lm = None
+    if args.reflection_lm:
+        from programs.lm import make_lm
+
+        reflection_lm = make_lm(args.reflection_lm, max_tokens=4000)
+    student, source = baseline_program(args)
+    stem, results = f"optimize-{args.optimizer}-{Path(args.dataset).stem}-{timestamp()}", Path(args.results_dir)
+
+    with Tracker(args.tracking_uri, run_name=f"optimize {args.optimizer} {Path(args.dataset).stem}",
+                 traces=not args.no_traces, experiment=args.experiment) as tracker:
+        tracker.log_params({"command": "optimize", "optimizer": args.optimizer, "budget": budget,
+                            "budget_knob": spec.knob, "train_examples": len(parts["train"]),
+                            "eval_splits": ",".join(held_out), "out": str(out),
+                            "reflection_lm": getattr(reflection_lm or lm, "model", ""),
+                            **run_params(args, lm, student, source)})
+        baselines = {}
+        for name in held_out:
+            baselines[name] = evaluate_program(student, lm, parts[name], results / f"{stem}-baseline-{name}.jsonl",
+                                               threads=args.threads, label=f"baseline {name}")
+            print(format_report(baselines[name]))
+            tracker.log_metrics({f"{name}_baseline_{metric}": v for metric, v in baselines[name].means.items()})
+            log_report(tracker, baselines[name], f"{name}_baseline")
+
+        started = time.perf_counter()
+        compiled = compile_program(args.optimizer, student, parts["train"], budget, args.threads, reflection_lm)
+        compile_seconds = time.perf_counter() - started
+        save_program(compiled, out)
+        print(f"compiled in {compile_seconds:.0f} s; saved {out}")
+
+        metrics: dict[str, float] = {"compile_seconds": compile_seconds}
+        for name in held_out:
+            after = evaluate_program(compiled, lm, parts[name], results / f"{stem}-compiled-{name}.jsonl",
+                                     threads=args.threads, label=f"compiled {name}")
+            before = baselines[name]
+            print(format_comparison(f"{name} split", before, after))
+            print(f"per-example results: {before.path}, {after.path}")
+            for metric, value in before.means.items():
+                metrics.update({f"{name}_compiled_{metric}": after.means[metric],
+                                f"{name}_lift_{metric}": after.means[metric] - value})
+            log_report(tracker, after, f"{name}_compiled")
+        tracker.log_metrics(metrics)
+        tracker.log_artifact(out, "program")
+    return 0

@@ -1,0 +1,120 @@
+"""Compiled DeltaSeek programs: JSON state files, checked before they are loaded, written atomically.
+
+A compiled program is the state of DeltaSeek's five predictors (instructions and demos) as
+`dspy.Module.save(path.json)` writes it; never a pickle. The tools and settings are not part of
+it: they come from whoever loads it.
+
+    program = DeltaSeek.load("programs/compiled/deltaseek_embedded.json")
+    save_program(program, "compiled.json")
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from pathlib import Path
+
+import dspy
+
+from programs.cli import UsageError
+from programs.corpus import PROJECT_ROOT
+
+SHIPPED_PROGRAM = PROJECT_ROOT / "programs" / "compiled" / "deltaseek_embedded.json"
+"""Compiled on the seed set for the embedded model; the default when that model runs."""
+UNCOMPILED = "none"
+"""`--program none`: DeltaSeek's own prompts, even where a compiled program is the default."""
+
+
+class ProgramFileError(UsageError):
+    """A compiled program file that cannot be loaded into this program; the message names the file."""
+
+
+def default_program_path(lm: dspy.BaseLM | None = None) -> Path | None:
+    """The shipped compiled program when the LM is the embedded model and the file exists, else None."""
+    from programs.lm import is_embedded
+
+    lm = lm if lm is not None else dspy.settings.lm
+    if lm is not None and is_embedded(lm) and SHIPPED_PROGRAM.is_file():
+        return SHIPPED_PROGRAM
+    return None
+
+
+def load_state_into(program: dspy.Module, path: str | os.PathLike | None) -> Path | None:
+    """Load a compiled program's state into `program`; with no path, the shipped default (if it applies).
+
+    Returns the file that was loaded, or None when the program keeps its own prompts
+    (also what `path="none"` asks for).
+    """
+    if path is not None and str(path) == UNCOMPILED:
+        return None
+    path = Path(path) if path is not None else default_program_path()
+    if path is None:
+        return None
+    load_program_file(program, path)
+    return path
+
+
+def read_program_state(path: str | os.PathLike) -> dict:
+    """The JSON state in `path`, or ProgramFileError saying why it is not one."""
+    path = Path(path)
+    if path.suffix.lower() != ".json":
+        raise ProgramFileError(f"{path}: a compiled program must be a .json state file (pickles are never loaded)")
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise ProgramFileError(f"{path}: compiled program file not found") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ProgramFileError(f"{path}: cannot read the compiled program ({type(exc).__name__}: {exc})") from None
+    try:
+        state = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ProgramFileError(f"{path}: not a compiled program: invalid JSON at line {exc.lineno} ({exc.msg})") from None
+    if not isinstance(state, dict):
+        raise ProgramFileError(f"{path}: not a compiled program: expected a JSON object, got {type(state).__name__}")
+    return state
+
+
+def check_state_fits(program: dspy.Module, state: dict, path: Path) -> None:
+    """The saved predictors must be exactly the program's, each with the same number of signature fields."""
+    expected = dict(program.named_predictors())
+    saved = {k: v for k, v in state.items() if k != "metadata"}
+    if set(saved) != set(expected):
+        found = ", ".join(sorted(saved)) or "none"
+        raise ProgramFileError(f"{path}: saved from another program: its predictors are {found}; "
+                               f"{type(program).__name__} has {', '.join(expected)}")
+    for name, predictor in expected.items():
+        entry = saved[name]
+        fields = entry.get("signature", {}).get("fields") if isinstance(entry, dict) else None
+        if not isinstance(fields, list) or not isinstance(entry.get("demos"), list):
+            raise ProgramFileError(f"{path}: predictor {name!r} has no signature fields or demos list")
+        if len(fields) != len(predictor.signature.fields):
+            raise ProgramFileError(f"{path}: predictor {name!r} was saved with {len(fields)} signature fields; "
+                                   f"this program's has {len(predictor.signature.fields)} (another program or version)")
+
+
+def load_program_file(program: dspy.Module, path: str | os.PathLike) -> None:
+    """Check the file, then load it with DSPy's own loader (which also warns on version mismatches)."""
+    path = Path(path)
+    check_state_fits(program, read_program_state(path), path)
+    try:
+        dspy.Module.load(program, path)  # dspy's instance loader, not DeltaSeek.load's class form
+    except Exception as exc:  # DSPy's loader raises KeyError/TypeError/... on a malformed entry
+        raise ProgramFileError(f"{path}: cannot load the compiled program ({type(exc).__name__}: {exc})") from None
+
+
+def save_program(program: dspy.Module, path: str | os.PathLike) -> Path:
+    """Save the JSON state atomically: a temporary file in the same folder, then os.replace."""
+    path = Path(path)
+    if path.suffix.lower() != ".json":
+        raise UsageError(f"{path}: a compiled program is saved as JSON state; use a .json path")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    handle, staging = tempfile.mkstemp(dir=path.parent, prefix=f".{path.stem}-", suffix=".json")
+    os.close(handle)
+    try:
+        program.save(staging)
+        os.replace(staging, path)
+    finally:
+        if os.path.exists(staging):
+            os.unlink(staging)
+    return path

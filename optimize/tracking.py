@@ -1,0 +1,165 @@
+"""MLflow tracking for evaluations and compiles, which never stops a run or loses a result.
+
+Where runs go: `--tracking-uri`, else `$MLFLOW_TRACKING_URI`, else `sqlite:///mlflow.db` in the
+working folder (artifacts in `./mlruns/`). That is MLflow 3's own default, pinned here so an old
+`./mlruns` file store in the folder does not silently switch the backend.
+
+A server is probed (`GET /health`, a few seconds) before any MLflow call: an unreachable one
+gives one warning line and the run goes on untracked. MLflow's HTTP retries are turned down
+(unless set in the environment) so a server that dies mid-run costs seconds, not minutes.
+Every MLflow call goes through `Tracker`, which turns a failure into one warning and stops
+tracking; the caller's local files are written regardless.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+from typing import Any, Callable
+from urllib.parse import urlparse
+
+LOCAL_TRACKING_URI = "sqlite:///mlflow.db"
+EXPERIMENT_NAME = "deltaseek"
+PROBE_SECONDS = 3.0
+QUICK_FAILURE_ENV = {
+    "MLFLOW_HTTP_REQUEST_MAX_RETRIES": "2",
+    "MLFLOW_HTTP_REQUEST_BACKOFF_FACTOR": "1",
+    "MLFLOW_HTTP_REQUEST_TIMEOUT": "20",
+}
+"""MLflow defaults to 7 retries with backoff factor 2 and a 120 s timeout: minutes per dead call."""
+PARAM_CHARS = 500
+
+
+def resolve_tracking_uri(explicit: str | None = None) -> str:
+    return (explicit or os.environ.get("MLFLOW_TRACKING_URI") or "").strip() or LOCAL_TRACKING_URI
+
+
+def unreachable_reason(uri: str, timeout: float = PROBE_SECONDS) -> str | None:
+    """Why an http(s) tracking server cannot be used, or None (other stores are not probed)."""
+    if urlparse(uri).scheme not in ("http", "https"):
+        return None
+    import httpx
+
+    try:
+        response = httpx.get(uri.rstrip("/") + "/health", timeout=timeout)
+    except httpx.HTTPError as exc:
+        return f"{type(exc).__name__}: {exc}"
+    if response.status_code >= 500:
+        return f"/health answered HTTP {response.status_code}"
+    return None
+
+
+def warn(message: str) -> None:
+    print("deltaseek: warning: " + " ".join(str(message).split()), file=sys.stderr)
+
+
+def flatten(params: dict[str, Any], prefix: str = "") -> dict[str, str]:
+    """Nested dicts become dotted keys; values become short strings (MLflow params are text)."""
+    flat: dict[str, str] = {}
+    for key, value in params.items():
+        name = f"{prefix}{key}"
+        if isinstance(value, dict):
+            flat.update(flatten(value, name + "."))
+        else:
+            flat[name] = str(value)[:PARAM_CHARS]
+    return flat
+
+
+class Tracker:
+    """One MLflow run, or nothing at all when tracking is unavailable. No method ever raises.
+
+        with Tracker(uri, run_name="evaluate seed_set dev") as tracker:
+            ...                       # DSPy traces go to the run (mlflow.dspy.autolog)
+            tracker.log_params({...}); tracker.log_metrics({...}); tracker.log_artifact(path)
+    """
+
+    def __init__(self, uri: str | None = None, run_name: str | None = None, traces: bool = True,
+                 experiment: str = EXPERIMENT_NAME):
+        self.uri = resolve_tracking_uri(uri)
+        self.run_name = run_name
+        self.traces = traces
+        self.experiment = experiment
+        self.run_id: str | None = None
+        self._autolog_on = False
+
+    @property
+    def active(self) -> bool:
+        return self.run_id is not None
+
+    def __enter__(self) -> "Tracker":
+        self.start()
+        return self
+
+    def __exit__(self, exc_type, exc, tb) -> None:
+        self.end("FAILED" if exc_type else "FINISHED")
+
+    def start(self) -> bool:
+        reason = unreachable_reason(self.uri)
+        if reason:
+            warn(f"MLflow tracking server {self.uri} is unreachable ({reason}); "
+                 "the run goes on untracked, results are saved locally only")
+            return False
+        for name, value in QUICK_FAILURE_ENV.items():
+            os.environ.setdefault(name, value)
+        try:
+            import mlflow
+
+            mlflow.set_tracking_uri(self.uri)
+            mlflow.set_experiment(self.experiment)
+            self.run_id = mlflow.start_run(run_name=self.run_name).info.run_id
+            if self.traces:
+                mlflow.dspy.autolog(log_traces=True, log_traces_from_compile=False, silent=True)
+                self._autolog_on = True
+        except Exception as exc:  # MLflow raises many types (MlflowException, OSError, HTTP errors)
+            self._give_up("start a run", exc)
+            return False
+        return True
+
+    def log_params(self, params: dict[str, Any]) -> None:
+        self._call("log params", lambda mlflow: mlflow.log_params(flatten(params)))
+
+    def log_metrics(self, metrics: dict[str, float]) -> None:
+        self._call("log metrics", lambda mlflow: mlflow.log_metrics({k: float(v) for k, v in metrics.items()}))
+
+    def log_artifact(self, path: str | os.PathLike, folder: str | None = None) -> None:
+        self._call(f"log {Path(path).name}", lambda mlflow: mlflow.log_artifact(str(path), artifact_path=folder))
+
+    def log_table(self, columns: dict[str, list], artifact_file: str) -> None:
+        self._call(f"log {artifact_file}", lambda mlflow: mlflow.log_table(data=columns, artifact_file=artifact_file))
+
+    def end(self, status: str = "FINISHED") -> None:
+        if self._autolog_on:
+            self._autolog_on = False
+            self._call("flush traces", lambda mlflow: mlflow.flush_trace_async_logging(), keep_run=True)
+            self._call("turn off tracing", lambda mlflow: mlflow.dspy.autolog(disable=True, silent=True), keep_run=True)
+        if self.active:
+            self._call("end the run", lambda mlflow: mlflow.end_run(status=status))
+            if self.active:
+                print(f"MLflow run {self.run_id} in {self.uri} (experiment {self.experiment!r})", file=sys.stderr)
+            self.run_id = None
+
+    def _call(self, what: str, action: Callable, keep_run: bool = False) -> None:
+        if not self.active and not keep_run:
+            return
+        try:
+            import mlflow
+
+            action(mlflow)
+        except Exception as exc:
+            self._give_up(what, exc)
+
+    def _give_up(self, what: str, exc: Exception) -> None:
+        warn(f"MLflow could not {what} at {self.uri} ({type(exc).__name__}: {exc}); "
+             "tracking stops, results are saved locally")
+        try:
+            import mlflow
+
+            if self._autolog_on:
+                mlflow.dspy.autolog(disable=True, silent=True)
+            if mlflow.active_run() is not None:
+                mlflow.end_run(status="FAILED")
+        except Exception:
+            pass  # already failing: the warning above is all the user needs
+        self._autolog_on = False
+        self.run_id = None

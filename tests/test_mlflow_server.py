@@ -1,0 +1,154 @@
+"""`evaluate` and `optimize` against a real `mlflow server` on loopback, read back with MlflowClient.
+
+The server's stores live in tmp; the commands run on the scripted oracle LM of test_optimize.
+"""
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import httpx
+import pytest
+
+from tests.test_optimize import ROWS, free_port, read_jsonl, run_cli, scripted_cli  # noqa: F401 (fixture)
+
+pytestmark = pytest.mark.mlflow_server
+STARTUP_SECONDS = 180
+EXPERIMENT = "deltaseek-server-test"
+
+
+@pytest.fixture(scope="module")
+def mlflow_server(tmp_path_factory):
+    import mlflow
+
+    root = tmp_path_factory.mktemp("mlflow-server")
+    port = free_port()
+    url = f"http://127.0.0.1:{port}"
+    env = {**os.environ,
+           # Offline, litellm's background fetch of its price list can deadlock the server's
+           # imports; the bundled list is all a test server needs.
+           "LITELLM_LOCAL_MODEL_COST_MAP": "True",
+           "MLFLOW_SERVER_ENABLE_JOB_EXECUTION": "false"}
+    log = (root / "server.log").open("w")
+    server = subprocess.Popen(
+        [str(Path(sys.executable).parent / "mlflow"), "server", "--host", "127.0.0.1", "--port", str(port),
+         "--workers", "1", "--backend-store-uri", f"sqlite:///{root / 'mlflow.db'}",
+         "--artifacts-destination", str(root / "artifacts")],
+        stdout=log, stderr=subprocess.STDOUT, env=env, cwd=root, start_new_session=True)
+    previous_uri = mlflow.get_tracking_uri()
+    try:
+        deadline = time.monotonic() + STARTUP_SECONDS
+        while True:
+            try:
+                if httpx.get(f"{url}/health", timeout=2).status_code == 200:
+                    break
+            except httpx.HTTPError:
+                pass
+            if server.poll() is not None or time.monotonic() > deadline:
+                pytest.fail(f"mlflow server did not start: {(root / 'server.log').read_text()[-2000:]}")
+            time.sleep(1)
+        yield url
+    finally:
+        os.killpg(server.pid, signal.SIGTERM)  # the server and its uvicorn worker, started in their own group
+        try:
+            server.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            os.killpg(server.pid, signal.SIGKILL)
+            server.wait()
+        log.close()
+        mlflow.set_tracking_uri(previous_uri)
+
+
+@pytest.fixture
+def dataset(tmp_path):
+    path = tmp_path / "labeled.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in ROWS))
+    return path
+
+
+def only_run(client, experiment_id, command):
+    runs = [r for r in client.search_runs([experiment_id]) if r.data.params.get("command") == command]
+    assert len(runs) == 1
+    return runs[0]
+
+
+def test_evaluate_and_optimize_are_tracked_on_the_server(capsys, scripted_cli, dataset, tmp_path, mlflow_server):
+    import mlflow
+
+    from programs.deltaseek import DeltaSeek
+
+    out = tmp_path / "eval.jsonl"
+    code, _, err = run_cli(capsys, "evaluate", "--dataset", dataset, "--split", "all", "--out", out,
+                           "--tracking-uri", mlflow_server, "--experiment", EXPERIMENT)
+    assert code == 0, err
+    assert "warning" not in err
+
+    program_file = tmp_path / "program.json"
+    code, _, err = run_cli(capsys, "optimize", "--dataset", dataset, "--optimizer", "labeled", "--budget", "1",
+                           "--out", program_file, "--tracking-uri", mlflow_server, "--experiment", EXPERIMENT)
+    assert code == 0, err
+
+    client = mlflow.MlflowClient(tracking_uri=mlflow_server)
+    experiment = client.get_experiment_by_name(EXPERIMENT)
+
+    # evaluate: params, metrics equal to the local per-example file, the table and traces
+    run = only_run(client, experiment.experiment_id, "evaluate")
+    rows = read_jsonl(out)
+    assert run.info.status == "FINISHED"
+    assert run.data.params["lm"] == "scripted/test"
+    assert run.data.params["dataset"] == str(dataset) and run.data.params["split"] == "all"
+    assert run.data.params["examples"] == "4" and run.data.params["program"] == "uncompiled"
+    assert run.data.params["settings.hard_budget"] == "8"
+    for metric in ("exact_match", "token_f1", "answerability_accuracy", "efficiency", "combined"):
+        assert run.data.metrics[metric] == pytest.approx(sum(r["scores"][metric] for r in rows) / len(rows))
+    artifacts = {a.path for a in client.list_artifacts(run.info.run_id, "eval")}
+    assert artifacts == {"eval/eval.jsonl", "eval/all_table.json"}
+    logged = Path(client.download_artifacts(run.info.run_id, "eval/eval.jsonl", str(tmp_path / "download")))
+    assert read_jsonl(logged) == rows
+    table = json.loads(Path(client.download_artifacts(run.info.run_id, "eval/all_table.json",
+                                                      str(tmp_path / "download"))).read_text())
+    assert len(table["data"]) == 4
+    traces = mlflow.search_traces(locations=[experiment.experiment_id], run_id=run.info.run_id, return_type="list")
+    assert len(traces) == 4  # one DSPy trace per question
+    assert any(s.name.startswith("Predict") for s in traces[0].data.spans)
+
+    # optimize: params, baseline / compiled / lift metrics, the compiled program as an artifact
+    run = only_run(client, experiment.experiment_id, "optimize")
+    assert run.info.status == "FINISHED"
+    assert run.data.params["optimizer"] == "labeled" and run.data.params["budget"] == "1"
+    assert run.data.params["train_examples"] == "2" and run.data.params["eval_splits"] == "dev"
+    metrics = run.data.metrics
+    for metric in ("combined", "token_f1"):
+        assert metrics[f"dev_lift_{metric}"] == pytest.approx(
+            metrics[f"dev_compiled_{metric}"] - metrics[f"dev_baseline_{metric}"])
+    assert "compile_seconds" in metrics
+    assert {a.path for a in client.list_artifacts(run.info.run_id, "program")} == {"program/program.json"}
+    saved = Path(client.download_artifacts(run.info.run_id, "program/program.json", str(tmp_path / "program")))
+    assert json.loads(saved.read_text()) == json.loads(program_file.read_text())
+    assert DeltaSeek.load(saved).synthesize.demos
+    eval_files = {a.path for a in client.list_artifacts(run.info.run_id, "eval")}
+    assert {"eval/dev_baseline_table.json", "eval/dev_compiled_table.json"} <= eval_files
+    assert len([p for p in eval_files if p.endswith(".jsonl")]) == 2
+
+
+def test_a_server_that_goes_away_costs_a_warning_not_the_results(capsys, scripted_cli, dataset, tmp_path,
+                                                                 mlflow_server, monkeypatch):
+    """The probe passes, then every MLflow call fails: one warning, results written, exit 0."""
+    import mlflow
+
+    def refused(*args, **kwargs):
+        raise mlflow.exceptions.MlflowException("connection refused")
+
+    monkeypatch.setattr(mlflow, "log_params", refused)
+    out = tmp_path / "eval.jsonl"
+    code, stdout, err = run_cli(capsys, "evaluate", "--dataset", dataset, "--out", out,
+                                "--tracking-uri", mlflow_server, "--experiment", EXPERIMENT + "-gone")
+    assert code == 0, err
+    warnings = [line for line in err.splitlines() if line.startswith("deltaseek: warning:")]
+    assert len(warnings) == 1 and "could not log params" in warnings[0]
+    assert len(read_jsonl(out)) == 2 and "combined" in stdout
+    assert mlflow.active_run() is None
