@@ -23,6 +23,8 @@ from typing import Any, Iterable, Iterator, NamedTuple
 import dspy
 from pydantic import BaseModel, ConfigDict, ValidationError, ValidationInfo, field_validator
 
+from programs.corpus import jsonl_objects
+
 ANSWERABILITY = ("direct", "proxy_only", "unlikely")
 SPLITS = ("train", "dev", "test")
 FIELDS = ("question", "answer", "aliases", "answerability", "id", "corpus", "split")
@@ -179,19 +181,8 @@ class RawRow(NamedTuple):
 
 
 def read_jsonl(path: Path, source: str) -> Iterator[RawRow]:
-    with path.open(encoding="utf-8-sig") as lines:
-        for lineno, line in enumerate(lines, start=1):
-            if not line.strip():
-                continue
-            try:
-                data = json.loads(line)
-            except json.JSONDecodeError as exc:
-                yield RawRow(source, lineno, None, f"not valid JSON ({exc.msg} at column {exc.colno})")
-                continue
-            if not isinstance(data, dict):
-                yield RawRow(source, lineno, None, f"expected a JSON object, got {type(data).__name__}")
-                continue
-            yield RawRow(source, lineno, data)
+    for lineno, data, problem in jsonl_objects(path):
+        yield RawRow(source, lineno, data, problem)
 
 
 def read_json_array(path: Path, source: str) -> Iterator[RawRow]:

@@ -12,6 +12,7 @@ import os
 import shutil
 import tempfile
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -45,31 +46,42 @@ class ScoredPassage:
     score: float
 
 
-def read_corpus(path: str | os.PathLike) -> list[Passage]:
-    """Read one JSONL corpus: each line {"text", optional "title", "id", "url"}."""
-    path = Path(path)
-    if not path.is_file():
-        raise CorpusError(f"corpus file not found: {path}")
-    passages = []
-    with path.open(encoding="utf-8") as lines:
+def jsonl_objects(path: Path) -> Iterator[tuple[int, dict | None, str | None]]:
+    """(line number, object, problem) for each non-blank line of a JSONL file; the problem
+    says why a line is not a JSON object. Shared by the corpus and the labeled-set readers."""
+    with path.open(encoding="utf-8-sig") as lines:
         for lineno, line in enumerate(lines, start=1):
             if not line.strip():
                 continue
             try:
                 row = json.loads(line)
             except json.JSONDecodeError as exc:
-                raise CorpusError(f"{path}:{lineno}: not valid JSON ({exc.msg})") from None
+                yield lineno, None, f"not valid JSON ({exc.msg} at column {exc.colno})"
+                continue
             if not isinstance(row, dict):
-                raise CorpusError(f"{path}:{lineno}: expected a JSON object, got {type(row).__name__}")
-            text = row.get("text")
-            if not isinstance(text, str) or not text.strip():
-                raise CorpusError(f"{path}:{lineno}: missing a non-empty \"text\" field")
-            passages.append(Passage(
-                id=str(row.get("id") or f"{path.stem}:{lineno}"),
-                title=str(row.get("title") or ""),
-                text=text,
-                url=row.get("url") or None,
-            ))
+                yield lineno, None, f"expected a JSON object, got {type(row).__name__}"
+                continue
+            yield lineno, row, None
+
+
+def read_corpus(path: str | os.PathLike) -> list[Passage]:
+    """Read one JSONL corpus: each line {"text", optional "title", "id", "url"}."""
+    path = Path(path)
+    if not path.is_file():
+        raise CorpusError(f"corpus file not found: {path}")
+    passages = []
+    for lineno, row, problem in jsonl_objects(path):
+        if problem:
+            raise CorpusError(f"{path}:{lineno}: {problem}")
+        text = row.get("text")
+        if not isinstance(text, str) or not text.strip():
+            raise CorpusError(f"{path}:{lineno}: missing a non-empty \"text\" field")
+        passages.append(Passage(
+            id=str(row.get("id") or f"{path.stem}:{lineno}"),
+            title=str(row.get("title") or ""),
+            text=text,
+            url=row.get("url") or None,
+        ))
     if not passages:
         raise CorpusError(f"{path}: the corpus holds no passages")
     return passages
