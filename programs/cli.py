@@ -49,12 +49,9 @@ def build_parser() -> argparse.ArgumentParser:
     index.add_argument("corpus", nargs="+")
     index.add_argument("--debug", action="store_true", default=argparse.SUPPRESS)
 
-    try:
-        from optimize.cli import register_commands
-    except ImportError:
-        pass
-    else:
-        register_commands(sub)
+    from optimize.cli import register_commands  # imported here: optimize.cli imports this module
+
+    register_commands(sub)
     return parser
 
 
@@ -92,10 +89,8 @@ def build_tools(args):
 
 def load_program_state(program, path: str | None) -> None:
     """Load a compiled program; the shipped one is the default for the embedded model."""
-    try:
-        from optimize.programs import load_state_into
-    except ImportError:
-        return
+    from optimize.programs import load_state_into
+
     load_state_into(program, path)
 
 

@@ -3,7 +3,7 @@ next. NEXT STEPS name only tools that exist and moves not yet tried."""
 
 from __future__ import annotations
 
-from programs.guardrails import normalize_query
+from programs.guardrails import untried_tools
 from programs.scratchpad import Scratchpad
 from programs.tools import ToolResult, ToolStatus
 
@@ -17,14 +17,6 @@ _STATUS_LINES = {
     ToolStatus.UNAVAILABLE: "✗ {tool} is temporarily unavailable",
     ToolStatus.BLOCKED: "✗ {tool}(\"{query}\") was not run",
 }
-
-
-def untried_tools(pad: Scratchpad, query: str, tool_names: list[str], exclude: str) -> list[str]:
-    """Tools other than `exclude` that have not yet run this query and have not failed."""
-    tried = {(c.tool, normalize_query(c.query)) for c in pad.executed_calls}
-    broken = {c.tool for c in pad.executed_calls if c.status.failed}
-    return [t for t in tool_names
-            if t != exclude and t not in broken and (t, normalize_query(query)) not in tried]
 
 
 def next_steps(result: ToolResult, pad: Scratchpad, tool_names: list[str], strategy: str | None) -> list[str]:

@@ -88,16 +88,19 @@ def failed_tools(pad: Scratchpad) -> set[str]:
     return {c.tool for c in pad.executed_calls if c.status.failed}
 
 
+def untried_tools(pad: Scratchpad, query: str, tool_names: list[str], exclude: str) -> list[str]:
+    """Tools other than `exclude` that have not yet run this query and have not failed."""
+    tried = {(c.tool, normalize_query(c.query)) for c in pad.executed_calls}
+    broken = failed_tools(pad)
+    return [t for t in tool_names
+            if t != exclude and t not in broken and (t, normalize_query(query)) not in tried]
+
+
 def reroute_from_failed_tool(pad: Scratchpad, tool: str, query: str, tool_names: list[str]) -> str | None:
     """A healthy tool to use instead of a failed one, not yet tried with this query; None to keep `tool`."""
-    broken = failed_tools(pad)
-    if tool not in broken:
+    if tool not in failed_tools(pad):
         return None
-    tried = {(c.tool, normalize_query(c.query)) for c in pad.executed_calls}
-    for other in tool_names:
-        if other not in broken and (other, normalize_query(query)) not in tried:
-            return other
-    return None
+    return next(iter(untried_tools(pad, query, tool_names, exclude=tool)), None)
 
 
 def hard_budget_reached(pad: Scratchpad, hard_budget: int) -> bool:
