@@ -15,6 +15,8 @@ from typing import Callable
 import dspy
 from dspy import lm15
 
+from programs.tools import SearchTool, ToolResult
+
 # The output-field marker that identifies each signature in DSPy's prompt.
 SIGNATURE_MARKERS = {
     "step": "`next_move`",
@@ -82,3 +84,19 @@ def synth(answer: str, sources: list[str] | None = None, caveats: list[str] | No
 
 def classify(kind: str) -> Handler:
     return lambda _text: {"kind": kind}
+
+
+class ScriptedWeb(SearchTool):
+    """A `web_search` tool whose result for the n-th call (1-based) comes from `respond(query, n)`;
+    it counts its calls so a test can check what really ran."""
+
+    name = "web_search"
+    description = "Search the web."
+
+    def __init__(self, respond: Callable[[str, int], ToolResult]):
+        self.respond = respond
+        self.calls = 0
+
+    def search(self, query: str) -> ToolResult:
+        self.calls += 1
+        return self.respond(query, self.calls)

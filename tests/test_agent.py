@@ -6,8 +6,8 @@ import pytest
 
 from programs.deltaseek import DeltaSeek
 from programs.guardrails import AgentSettings
-from programs.tools import LocalCorpusSearch, SearchTool, ToolResult, ToolStatus
-from tests.scripted import ScriptedEngine, classify, scripted_lm, step, synth
+from programs.tools import LocalCorpusSearch, ToolResult, ToolStatus
+from tests.scripted import ScriptedEngine, ScriptedWeb, classify, scripted_lm, step, synth
 
 STUCK_QUERY = "current adoption rates Ollama vs Llama.cpp"
 MAG7 = "What is the current rate of adoption for Ollama vs llama.cpp in the magnificent 7?"
@@ -94,16 +94,9 @@ def test_xyzzyville_stops_quickly_with_no_information_found(bundled_index, use_l
     assert "12,000" not in pred.answer
 
 
-class RateLimitedWeb(SearchTool):
-    name = "web_search"
-    description = "Search the web."
-
-    def __init__(self):
-        self.calls = 0
-
-    def search(self, query):
-        self.calls += 1
-        return ToolResult(tool=self.name, query=query, status=ToolStatus.RATE_LIMITED, note="HTTP 429")
+def rate_limited_web() -> ScriptedWeb:
+    return ScriptedWeb(lambda query, _n: ToolResult(tool="web_search", query=query,
+                                                   status=ToolStatus.RATE_LIMITED, note="HTTP 429"))
 
 
 def test_rate_limited_tool_feedback_names_the_alternative_and_the_agent_switches(bundled_index, use_lm):
@@ -115,7 +108,7 @@ def test_rate_limited_tool_feedback_names_the_alternative_and_the_agent_switches
             return step(suggested.group(2), tool=suggested.group(1))
         return step("Ruby programming language creator", tool="web_search")
 
-    web = RateLimitedWeb()
+    web = rate_limited_web()
     engine = ScriptedEngine(classify=classify("multi_hop"), step=follow_feedback,
                             synthesize=lambda _: synth("Yukihiro Matsumoto created Ruby.", sources=["ruby-lang"]))
     pred = run(engine, [web, LocalCorpusSearch(bundled_index)], "Who created Ruby?", use_lm)
@@ -131,7 +124,7 @@ def test_rate_limited_tool_feedback_names_the_alternative_and_the_agent_switches
 
 def test_a_failed_tool_is_not_called_again_even_when_the_lm_insists(bundled_index, use_lm):
     queries = iter(["Ruby programming language creator", "Yukihiro Matsumoto birthplace Japan"])
-    web = RateLimitedWeb()
+    web = rate_limited_web()
     engine = ScriptedEngine(classify=classify("multi_hop"),
                             step=lambda p: step(next(queries), tool="web_search") if "Osaka" not in p else step(move="synthesize"),
                             synthesize=lambda _: synth("He was born in Osaka Prefecture.", sources=["matz"]))
