@@ -1,10 +1,10 @@
 """Metrics with DSPy's signature `metric(example, pred, trace=None)`; none of them ever raises."""
 
-from metrics.answerability import answerability_accuracy
-from metrics.answers import exact_match, normalize_answer, token_f1
-from metrics.combined import PASS_THRESHOLD, WEIGHTS, combined_metric, gepa_feedback_metric
-from metrics.contract import abstains
-from metrics.efficiency import efficiency
+from deltaseek.metrics.answerability import answerability_accuracy
+from deltaseek.metrics.answers import exact_match, normalize_answer, token_f1
+from deltaseek.metrics.combined import PASS_THRESHOLD, WEIGHTS, combined_metric, gepa_feedback_metric
+from deltaseek.metrics.contract import abstains
+from deltaseek.metrics.efficiency import efficiency
 
 __all__ = [
     "PASS_THRESHOLD",

@@ -11,7 +11,7 @@ A prediction with no answer, or without a valid answerability label, scores 0 on
 
 from __future__ import annotations
 
-from metrics.contract import abstains, never_raises, read_gold, read_outcome
+from deltaseek.metrics.contract import abstains, never_raises, read_gold, read_outcome
 
 
 @never_raises()

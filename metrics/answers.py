@@ -10,7 +10,7 @@ from collections import Counter
 
 from dspy.evaluate.metrics import normalize_text
 
-from metrics.contract import abstains, never_raises, read_gold, read_outcome
+from deltaseek.metrics.contract import abstains, never_raises, read_gold, read_outcome
 
 
 def normalize_answer(text: str) -> str:

@@ -16,10 +16,10 @@ from __future__ import annotations
 
 import dspy
 
-from metrics.answerability import answerability_accuracy
-from metrics.answers import exact_match, token_f1
-from metrics.contract import abstains, never_raises, read_gold, read_outcome
-from metrics.efficiency import count_calls, efficiency
+from deltaseek.metrics.answerability import answerability_accuracy
+from deltaseek.metrics.answers import exact_match, token_f1
+from deltaseek.metrics.contract import abstains, never_raises, read_gold, read_outcome
+from deltaseek.metrics.efficiency import count_calls, efficiency
 
 WEIGHTS = {"answer": 0.5, "answerability": 0.3, "efficiency": 0.2}
 PASS_THRESHOLD = 0.7

@@ -15,8 +15,7 @@ import re
 from dataclasses import dataclass
 from typing import Any, Callable
 
-ANSWERABILITY = ("direct", "proxy_only", "unlikely")
-STOP_REASONS = ("answered", "answerability", "exhausted", "no_new_query", "max_searches", "hard_budget", "lm_error")
+from deltaseek.signatures import ANSWERABILITY, STOP_REASONS, StopReason
 
 logger = logging.getLogger(__name__)
 
@@ -64,7 +63,7 @@ class Outcome:
 
     answer: str | None
     answerability: str | None
-    stop_reason: str | None
+    stop_reason: StopReason | None
     tool_calls: list[dict] | None
 
     @property
@@ -81,7 +80,7 @@ def read_outcome(pred: Any) -> Outcome:
     return Outcome(
         answer=answer if isinstance(answer, str) else None,
         answerability=label if label in ANSWERABILITY else None,
-        stop_reason=stop if isinstance(stop, str) else None,
+        stop_reason=stop if stop in STOP_REASONS else None,
         tool_calls=[c for c in calls if isinstance(c, dict)] if isinstance(calls, (list, tuple)) else None,
     )
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from metrics.contract import never_raises, read_outcome
+from deltaseek.metrics.contract import never_raises, read_outcome
 
 FREE_CALLS = 1
 EXECUTED_CALL_COST = 0.1

@@ -20,7 +20,7 @@ from typing import Callable
 
 import dspy
 
-from metrics import combined_metric, gepa_feedback_metric
+from deltaseek.metrics import combined_metric, gepa_feedback_metric
 
 DEMOS = 2
 """Demos per predictor for the optimizers whose budget counts something else."""

@@ -17,7 +17,7 @@ import json
 from collections import Counter
 from pathlib import Path
 
-from optimize.labeled_data import assign_split, load_labeled
+from deltaseek.optimize.labeled_data import assign_split, load_labeled
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 # The shared folder sits beside the repository (../shared/data/musique_100).

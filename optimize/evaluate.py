@@ -19,16 +19,11 @@ from pathlib import Path
 
 import dspy
 
-from metrics import answerability_accuracy, combined_metric, efficiency, exact_match, token_f1
-from optimize.labeled_data import DatasetError, LabeledSet, load_labeled, split
-from programs.cli import UsageError, run_question
-from programs.corpus import PROJECT_ROOT
-
-CORPORA = {
-    "seed": PROJECT_ROOT / "datasets" / "corpus" / "seed_corpus.jsonl",
-    "musique": PROJECT_ROOT / "datasets" / "corpus" / "musique_corpus.jsonl",
-}
-"""The bundled corpus each example's `corpus` field names."""
+from deltaseek.bundled import CORPUS_NAMES, corpus_path
+from deltaseek.errors import DatasetError, UsageError
+from deltaseek.metrics import answerability_accuracy, combined_metric, efficiency, exact_match, token_f1
+from deltaseek.optimize.labeled_data import LabeledSet, load_labeled, split
+from deltaseek.programs.agent import run_question
 METRICS = {
     "exact_match": exact_match,
     "token_f1": token_f1,
@@ -42,13 +37,11 @@ RECORD_FIELDS = ("answer", "answerability", "caveats", "assumptions", "stop_reas
 
 
 def load_dataset(path: str) -> LabeledSet:
-    """The labeled set, or a UsageError whose one line names the file, line and field of the problem."""
+    """The labeled set, or a DatasetError whose one line names the file, line and field of the problem."""
     try:
         return load_labeled(path)
     except DatasetError as exc:
-        problems = exc.problems
-        more = f" (and {len(problems) - 2} more problems)" if len(problems) > 2 else ""
-        raise UsageError("; ".join(problems[:2]) + more) from None
+        raise DatasetError(exc.one_line()) from None
 
 
 def select(examples: list[dspy.Example], split_name: str, limit: int | None = None) -> list[dspy.Example]:
@@ -59,11 +52,11 @@ def select(examples: list[dspy.Example], split_name: str, limit: int | None = No
 def corpora_for(examples: list[dspy.Example]) -> list[str]:
     """The bundled corpus files the examples are asked against, in order of first use."""
     names = list(dict.fromkeys(str(ex.corpus) for ex in examples))
-    unknown = [n for n in names if n not in CORPORA]
+    unknown = [n for n in names if n not in CORPUS_NAMES]
     if unknown:
-        raise UsageError(f"corpus {', '.join(map(repr, unknown))} is not bundled (known: {', '.join(CORPORA)}); "
+        raise UsageError(f"corpus {', '.join(map(repr, unknown))} is not bundled (known: {', '.join(CORPUS_NAMES)}); "
                          "pass the corpus file with --corpus")
-    return [str(CORPORA[n]) for n in names]
+    return [str(corpus_path(n)) for n in names]
 
 
 def score(example: dspy.Example, record: dict | None) -> dict[str, float]:
@@ -71,13 +64,13 @@ def score(example: dspy.Example, record: dict | None) -> dict[str, float]:
     return {name: float(metric(example, record)) for name, metric in METRICS.items()}
 
 
-def run_example(program: dspy.Module, lm: dspy.BaseLM, example: dspy.Example, index: int) -> dict:
+def run_example(program: dspy.Module, example: dspy.Example, index: int) -> dict:
     row = {"index": index, "id": example.get("id"), "split": example.get("split"), "question": example.question,
            "gold": {"answer": example.get("answer"), "aliases": list(example.get("aliases") or []),
                     "answerability": example.get("answerability")}}
     started = time.perf_counter()
     try:
-        record = run_question(program, lm, example.question)
+        record = run_question(program, example.question)
     except Exception as exc:  # one crashing example must not end the evaluation
         record = None
         row.update({field: None for field in RECORD_FIELDS})
@@ -122,7 +115,7 @@ class EvalReport:
         return sum(1 for r in self.rows if r["error"])
 
 
-def evaluate_program(program: dspy.Module, lm: dspy.BaseLM, examples: list[dspy.Example], results_path: str | Path,
+def evaluate_program(program: dspy.Module, examples: list[dspy.Example], results_path: str | Path,
                      threads: int = 1, label: str = "evaluate") -> EvalReport:
     """Run and score every example (in `threads` threads), appending each row to `results_path` as it ends."""
     from tqdm import tqdm
@@ -140,11 +133,11 @@ def evaluate_program(program: dspy.Module, lm: dspy.BaseLM, examples: list[dspy.
     try:
         if threads <= 1:
             for index, example in enumerate(examples):
-                finished(run_example(program, lm, example, index))
+                finished(run_example(program, example, index))
         else:
             with ThreadPoolExecutor(max_workers=threads) as pool:
                 # Each task runs in a copy of this context, so DSPy's settings overrides follow it.
-                futures = [pool.submit(contextvars.copy_context().run, run_example, program, lm, example, index)
+                futures = [pool.submit(contextvars.copy_context().run, run_example, program, example, index)
                            for index, example in enumerate(examples)]
                 for future in as_completed(futures):
                     finished(future.result())

@@ -23,23 +23,16 @@ from typing import Any, Iterable, Iterator, NamedTuple
 import dspy
 from pydantic import BaseModel, ConfigDict, ValidationError, ValidationInfo, field_validator
 
-from programs.corpus import jsonl_objects
+from deltaseek.errors import DatasetError
+from deltaseek.programs.index import jsonl_objects
+from deltaseek.signatures import ANSWERABILITY
 
-ANSWERABILITY = ("direct", "proxy_only", "unlikely")
 SPLITS = ("train", "dev", "test")
 FIELDS = ("question", "answer", "aliases", "answerability", "id", "corpus", "split")
 SPLIT_NAMES = {"train": "train", "dev": "dev", "validation": "dev", "valid": "dev", "val": "dev", "test": "test"}
 SPLIT_SEED = "deltaseek-split-v1"
 """Changing the seed reshuffles every row without a `split` field; keep it fixed."""
 HUB_PREFIX = "hf:"
-
-
-class DatasetError(ValueError):
-    """A labeled dataset cannot be used as it is; `problems` lists each one as `file:line: ...`."""
-
-    def __init__(self, problems: str | list[str]):
-        self.problems = [problems] if isinstance(problems, str) else list(problems)
-        super().__init__("\n".join(self.problems))
 
 
 class LabeledRow(BaseModel):

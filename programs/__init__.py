@@ -1,4 +1,5 @@
-"""deltaseek's programs: the agent, its tools, its language models and the command line."""
+"""deltaseek's programs: the agent (`agent/`), its tools (`tools/`), its language models (`lm/`)
+and the BM25 index (`index.py`)."""
 
 import os
 

@@ -1,8 +1,7 @@
-"""All prompt text deltaseek sends to a model lives here, in DSPy signatures an optimizer can rewrite."""
+"""All prompt text deltaseek sends to a model lives here: DSPy signatures an optimizer can
+rewrite, the templates the loop fills into them, and the value sets they choose from."""
 
-from signatures.agent import (
-    ANSWERABILITY,
-    TASK_KINDS,
+from deltaseek.signatures.agent import (
     ClassifyTask,
     DiversifyQuery,
     JudgeAnswerability,
@@ -10,14 +9,28 @@ from signatures.agent import (
     Synthesize,
     step_delta_for_tools,
 )
+from deltaseek.signatures.values import (
+    ANSWERABILITY,
+    STOP_REASONS,
+    TASK_KINDS,
+    Answerability,
+    AnswerabilityStatus,
+    StopReason,
+    TaskKind,
+)
 
 __all__ = [
     "ANSWERABILITY",
+    "STOP_REASONS",
     "TASK_KINDS",
+    "Answerability",
+    "AnswerabilityStatus",
     "ClassifyTask",
     "DiversifyQuery",
     "JudgeAnswerability",
     "StepDelta",
+    "StopReason",
     "Synthesize",
+    "TaskKind",
     "step_delta_for_tools",
 ]

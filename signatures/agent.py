@@ -7,9 +7,7 @@ from typing import Literal
 
 import dspy
 
-ANSWERABILITY = ("direct", "proxy_only", "unlikely")
-Answerability = Literal["direct", "proxy_only", "unlikely"]
-TASK_KINDS = ("lookup", "multi_hop", "comparison", "aggregate_or_ill_posed", "codebase")
+from deltaseek.signatures.values import Answerability, TaskKind
 
 
 class StepDelta(dspy.Signature):
@@ -82,7 +80,7 @@ class ClassifyTask(dspy.Signature):
     codebase: about code, interfaces or files of a software project."""
 
     question: str = dspy.InputField()
-    kind: Literal[TASK_KINDS] = dspy.OutputField()
+    kind: TaskKind = dspy.OutputField()
 
 
 class Synthesize(dspy.Signature):

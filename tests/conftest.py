@@ -1,7 +1,7 @@
 import dspy
 import pytest
 
-from programs.corpus import CorpusIndex
+from deltaseek.programs.index import CorpusIndex
 
 # Tests never read answers cached on disk by earlier runs (or write into the user's cache).
 dspy.configure_cache(enable_disk_cache=False)

@@ -15,7 +15,7 @@ from typing import Callable
 import dspy
 from dspy import lm15
 
-from programs.tools import SearchTool, ToolResult
+from deltaseek.programs.tools import SearchTool, ToolResult
 
 # The output-field marker that identifies each signature in DSPy's prompt.
 SIGNATURE_MARKERS = {

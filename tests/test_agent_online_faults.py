@@ -6,10 +6,8 @@ import re
 
 import pytest
 
-from programs.deltaseek import DeltaSeek
-from programs.guardrails import AgentSettings
-from programs.tools import Hit, LocalCorpusSearch, ToolResult, ToolStatus
-from programs.web_tools import WikipediaSearch
+from deltaseek import AgentSettings, DeltaSeek
+from deltaseek.programs.tools import Hit, LocalCorpusSearch, ToolResult, ToolStatus, WikipediaSearch
 from tests.scripted import ScriptedEngine, ScriptedWeb, classify, scripted_lm, step, synth
 from tests.test_web_tools import FAST, wiki_server  # noqa: F401  (the fixture)
 

@@ -5,7 +5,8 @@ import socket
 
 import pytest
 
-from programs.cli import main
+from deltaseek.cli import main
+from deltaseek.programs.index import CorpusIndex, cache_dir
 from tests.fake_openai import FakeOpenAIServer
 
 STUCK_REPLY = 'Thought: I need adoption numbers.\nAction: search_corpus("current adoption rates Ollama vs Llama.cpp")'
@@ -31,9 +32,9 @@ def test_empty_question(capsys, question):
 
 
 def test_missing_corpus(capsys, tmp_path):
-    code, _, err = run_cli(capsys, "ask", "Who?", "--corpus", str(tmp_path / "nope.jsonl"), "--lm", "openai/x",
-                           "--api-base", "http://127.0.0.1:9")
-    assert code == 2 and "deltaseek: error:" in err
+    missing = tmp_path / "nope.jsonl"
+    code, _, err = run_cli(capsys, "ask", "Who?", "--corpus", str(missing))
+    assert code == 2 and err.strip() == f"deltaseek: error: corpus file not found: {missing}"
 
 
 @pytest.mark.parametrize("lines,problem", [
@@ -54,6 +55,13 @@ def test_index_reports_and_caches(capsys, tmp_path):
     corpus.write_text('{"title": "A", "text": "alpha beta"}\n{"text": "gamma delta"}\n')
     code, out, _ = run_cli(capsys, "index", str(corpus))
     assert code == 0 and out.startswith("indexed 2 passages")
+    fingerprint = out.rsplit("(", 1)[1].rstrip(")\n")
+    assert (cache_dir() / "index" / fingerprint / "passages.json").is_file()
+    cached = CorpusIndex.open([corpus])
+    assert cached.fingerprint == fingerprint and cached.build_seconds == 0.0  # loaded, not rebuilt
+    corpus.write_text('{"title": "A", "text": "alpha beta"}\n{"text": "gamma epsilon"}\n')
+    changed = CorpusIndex.open([corpus])
+    assert changed.fingerprint != fingerprint and changed.build_seconds > 0  # a changed file is rebuilt
 
 
 def test_unknown_lm_provider(capsys):

@@ -8,7 +8,7 @@ import dspy
 import pytest
 from dspy import lm15
 
-from programs.lm import LlamaCppEngine, bound_schema, embedded_engine, find_smollm2_gguf, make_lm
+from deltaseek.programs.lm import LlamaCppEngine, bound_schema, embedded_engine, find_smollm2_gguf, make_lm
 
 pytestmark = pytest.mark.embedded
 

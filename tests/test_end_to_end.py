@@ -4,15 +4,9 @@ import json
 
 import pytest
 
-from programs.cli import main
+from deltaseek import SEED_QUESTIONS
+from deltaseek.cli import main
 
-SEED_QUESTIONS = [
-    "Who is the lieutenant governor of Ohio?",
-    "Where was the creator of Ruby born?",
-    "What is the street address of The New York Times headquarters?",
-    "What is the population of Xyzzyville?",
-    "What is the current rate of adoption for Ollama vs llama.cpp in the magnificent 7?",
-]
 
 
 @pytest.mark.embedded

@@ -2,11 +2,13 @@
 
 import pytest
 
-from programs import guardrails as guard
-from programs.feedback import format_observation
-from programs.scratchpad import Fact, Scratchpad, StepRecord, ToolCall
-from programs.text_calls import normalize_tool_name, parse_text_tool_call
-from programs.tools import Hit, ToolResult, ToolStatus
+from deltaseek.programs.agent import guardrails as guard
+from deltaseek.programs.agent.settings import STRATEGIES, TASK_PROFILES
+from deltaseek.programs.tools.feedback import format_observation
+from deltaseek.signatures.guidance import budget_guidance
+from deltaseek.programs.agent.scratchpad import Fact, Scratchpad, StepRecord, ToolCall
+from deltaseek.programs.agent.text_calls import normalize_tool_name, parse_text_tool_call
+from deltaseek.programs.tools import Hit, ToolResult, ToolStatus
 
 
 def pad_with(*calls, question="Who is the lieutenant governor of Ohio?"):
@@ -56,8 +58,8 @@ def test_budgets():
     pad = pad_with(*[("s", f"q{i} a b c", ToolStatus.SUCCESS, 1, 1) for i in range(4)])
     assert not guard.hard_budget_reached(pad, 5) and guard.hard_budget_reached(pad, 4)
     assert guard.search_limit_reached(pad, 4) and not guard.search_limit_reached(pad, None)
-    assert "prefer next_move=synthesize" in guard.budget_guidance(pad, soft_budget=4, hard_budget=8)
-    assert "prefer" not in guard.budget_guidance(pad, soft_budget=5, hard_budget=8)
+    assert "prefer next_move=synthesize" in budget_guidance(pad.step, soft_budget=4, hard_budget=8)
+    assert "prefer" not in budget_guidance(pad.step, soft_budget=5, hard_budget=8)
 
 
 @pytest.mark.parametrize("count,new,score,expected", [
@@ -101,17 +103,17 @@ def test_answerability_stops_search_only_once_evidence_exists():
 
 def test_strategies_are_used_in_the_task_kind_order_without_repeats():
     pad = pad_with()
-    pad.strategy_order = list(guard.TASK_PROFILES["aggregate_or_ill_posed"][2])
+    pad.strategy_order = list(TASK_PROFILES["aggregate_or_ill_posed"][2])
     assert guard.next_unused_strategy(pad) == "broader"
     pad.strategies_used += ["broader", "entity-focused"]
     assert guard.next_unused_strategy(pad) == "proxies"
-    pad.strategies_used = list(guard.STRATEGIES)
+    pad.strategies_used = list(STRATEGIES)
     assert guard.next_unused_strategy(pad) is None
 
 
 def test_every_task_profile_orders_all_strategies():
-    for soft, hard, order in guard.TASK_PROFILES.values():
-        assert soft < hard and sorted(order) == sorted(guard.STRATEGIES)
+    for soft, hard, order in TASK_PROFILES.values():
+        assert soft < hard and sorted(order) == sorted(STRATEGIES)
 
 
 def test_settle_answerability_never_calls_a_sourceless_answer_direct():
@@ -153,7 +155,7 @@ def test_scratchpad_save_is_atomic_and_round_trips(tmp_path):
 def test_feedback_for_rate_limit_names_only_existing_alternatives():
     pad = pad_with(("web_search", "Ruby creator", ToolStatus.RATE_LIMITED, 0, 0))
     text = format_observation(ToolResult(tool="web_search", query="Ruby creator", status=ToolStatus.RATE_LIMITED),
-                              pad, ["web_search", "wikipedia"])
+                              pad.tried_queries, guard.untried_tools(pad, "Ruby creator", ["web_search", "wikipedia"], "web_search"))
     assert text.startswith("✗ web_search is rate limited")
     assert "Try wikipedia(query: \"Ruby creator\")" in text
     assert "duckduckgo" not in text and "Try web_search" not in text
@@ -163,7 +165,8 @@ def test_feedback_never_suggests_a_query_already_run_on_that_tool():
     pad = pad_with(("wikipedia", "Xyzzyville population", ToolStatus.NO_RESULTS, 0, 0),
                    ("web_search", "Xyzzyville population", ToolStatus.NO_RESULTS, 0, 0))
     text = format_observation(ToolResult(tool="web_search", query="Xyzzyville population", status=ToolStatus.NO_RESULTS),
-                              pad, ["web_search", "wikipedia"])
+                              pad.tried_queries,
+                              guard.untried_tools(pad, "Xyzzyville population", ["web_search", "wikipedia"], "web_search"))
     assert "Try wikipedia" not in text
     assert "no information was found" in text
 
@@ -172,7 +175,7 @@ def test_feedback_for_success_shows_results_and_next_steps():
     pad = pad_with(("wikipedia", "Ruby creator", ToolStatus.SUCCESS, 1, 1))
     result = ToolResult(tool="wikipedia", query="Ruby creator", status=ToolStatus.SUCCESS,
                         hits=[Hit(title="Yukihiro Matsumoto", text="born in Osaka", id="matz")])
-    text = format_observation(result, pad, ["wikipedia"])
+    text = format_observation(result, pad.tried_queries, guard.untried_tools(pad, "Ruby creator", ["wikipedia"], "wikipedia"))
     assert "✓ wikipedia found 1 result(s)" in text and "## [matz] Yukihiro Matsumoto" in text
     assert "NEXT STEPS:" in text and "synthesize" in text
 
@@ -203,7 +206,7 @@ def test_tool_names_are_normalized():
 
 # --- deterministic fallbacks of the agent ------------------------------------------------
 
-from programs.deltaseek import clean_items, heuristic_query, heuristic_task_kind  # noqa: E402
+from deltaseek.programs.agent.fallbacks import clean_items, heuristic_query, heuristic_task_kind  # noqa: E402
 
 
 @pytest.mark.parametrize("question,kind", [
@@ -242,7 +245,7 @@ def test_subjects_missing_from_facts_catches_evidence_about_something_else():
 
 
 def test_best_effort_answer_quotes_the_fact_about_the_subject():
-    from programs.deltaseek import best_effort_answer
+    from deltaseek.programs.agent.fallbacks import best_effort_answer
 
     pad = pad_with(question="Where was the creator of Ruby born?")
     pad.facts += [Fact(source="g", title="Guido van Rossum", text="Guido was born in Haarlem.", step=1),

@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from metrics.answers import normalize_answer
-from optimize.convert_musique import convert
-from optimize.labeled_data import (
+from deltaseek.metrics.answers import normalize_answer
+from deltaseek.optimize.convert_musique import convert
+from deltaseek.optimize.labeled_data import (
     ANSWERABILITY,
     SPLITS,
     DatasetError,

@@ -7,7 +7,7 @@ import inspect
 import dspy
 import pytest
 
-from metrics import (
+from deltaseek.metrics import (
     PASS_THRESHOLD,
     WEIGHTS,
     abstains,
@@ -19,7 +19,7 @@ from metrics import (
     normalize_answer,
     token_f1,
 )
-from metrics.contract import never_raises
+from deltaseek.metrics.contract import never_raises
 
 LT_GOV = dspy.Example(question="Who is the lieutenant governor of Ohio?", answer="Jim Tressel",
                       aliases=["James Tressel"], answerability="direct", corpus="seed").with_inputs("question")

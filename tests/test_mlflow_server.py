@@ -79,7 +79,7 @@ def only_run(client, experiment_id, command):
 def test_evaluate_and_optimize_are_tracked_on_the_server(capsys, scripted_cli, dataset, tmp_path, mlflow_server):
     import mlflow
 
-    from programs.deltaseek import DeltaSeek
+    from deltaseek import DeltaSeek
 
     out = tmp_path / "eval.jsonl"
     code, _, err = run_cli(capsys, "evaluate", "--dataset", dataset, "--split", "all", "--out", out,
@@ -129,7 +129,7 @@ def test_evaluate_and_optimize_are_tracked_on_the_server(capsys, scripted_cli, d
     assert {a.path for a in client.list_artifacts(run.info.run_id, "program")} == {"program/program.json"}
     saved = Path(client.download_artifacts(run.info.run_id, "program/program.json", str(tmp_path / "program")))
     assert json.loads(saved.read_text()) == json.loads(program_file.read_text())
-    assert DeltaSeek.load(saved).synthesize.demos
+    assert DeltaSeek.from_compiled(saved).synthesize.demos
     eval_files = {a.path for a in client.list_artifacts(run.info.run_id, "eval")}
     assert {"eval/dev_baseline_table.json", "eval/dev_compiled_table.json"} <= eval_files
     assert len([p for p in eval_files if p.endswith(".jsonl")]) == 2

@@ -11,14 +11,14 @@ import socket
 import dspy
 import pytest
 
-import optimize.programs as compiled_programs
-from optimize.compile import OPTIMIZERS, compile_program
-from optimize.programs import ProgramFileError, load_state_into, save_program
-from programs import cli as agent_cli
-from programs.cli import main
-from programs.deltaseek import DeltaSeek
-from programs.lm import LlamaCppEngine
-from programs.tools import LocalCorpusSearch
+import deltaseek.cli as cli
+import deltaseek.programs.agent.program_file as compiled_programs
+from deltaseek.optimize.compile import OPTIMIZERS, compile_program
+from deltaseek import DeltaSeek, ProgramFileError, save_program
+from deltaseek.cli import main
+from deltaseek.programs.agent.program_file import load_state_into
+from deltaseek.programs.lm import LlamaCppEngine
+from deltaseek.programs.tools import LocalCorpusSearch
 from tests.scripted import ScriptedEngine, classify, scripted_lm, step, synth
 
 ROWS = [
@@ -87,7 +87,7 @@ def scripted_cli(monkeypatch, tmp_path):
         dspy.configure(lm=lm, adapter=dspy.JSONAdapter())
         return lm
 
-    monkeypatch.setattr(agent_cli, "configure_lm", configure)
+    monkeypatch.setattr(cli, "configure_lm_from", configure)
     yield engines
     dspy.configure(**saved)
 
@@ -126,7 +126,7 @@ def test_save_then_load_on_the_class_and_on_an_instance(tmp_path, bundled_index,
     path = save_program(compiled_example(bundled_index), tmp_path / "nested" / "compiled.json")
     assert [p.name for p in path.parent.iterdir()] == ["compiled.json"]  # no staging file left behind
 
-    loaded = DeltaSeek.load(path, tools=[LocalCorpusSearch(bundled_index)])
+    loaded = DeltaSeek.from_compiled(path, tools=[LocalCorpusSearch(bundled_index)])
     assert isinstance(loaded, DeltaSeek)
     assert loaded.synthesize.demos[0]["answer"] == "David Heinemeier Hansson"
     assert loaded.step_delta.signature.instructions == "Only new facts, one move."
@@ -143,7 +143,7 @@ def test_save_then_load_on_the_class_and_on_an_instance(tmp_path, bundled_index,
 
 def test_class_load_defaults_to_the_bundled_corpus(tmp_path, bundled_index):
     path = save_program(compiled_example(bundled_index), tmp_path / "compiled.json")
-    loaded = DeltaSeek.load(path)
+    loaded = DeltaSeek.from_compiled(path)
     assert loaded.tool_names == ["search_corpus"]
     assert loaded.synthesize.demos
 
@@ -163,7 +163,7 @@ def test_a_bad_program_file_names_the_file(tmp_path, content, problem):
     path = tmp_path / "bad.json"
     path.write_text(content)
     with pytest.raises(ProgramFileError, match=problem) as caught:
-        DeltaSeek.load(path)
+        DeltaSeek.from_compiled(path)
     assert str(path) in str(caught.value)
 
 
@@ -171,7 +171,7 @@ def test_a_file_saved_from_another_program_is_refused(tmp_path):
     path = tmp_path / "cot.json"
     dspy.ChainOfThought("question -> answer").save(str(path))
     with pytest.raises(ProgramFileError, match="saved from another program: its predictors are predict"):
-        DeltaSeek.load(path)
+        DeltaSeek.from_compiled(path)
 
 
 def test_a_program_whose_signature_differs_is_refused(tmp_path, bundled_index):
@@ -180,20 +180,20 @@ def test_a_program_whose_signature_differs_is_refused(tmp_path, bundled_index):
     state["judge"]["signature"]["fields"].pop()
     path.write_text(json.dumps(state))
     with pytest.raises(ProgramFileError, match="predictor 'judge' was saved with 4 signature fields"):
-        DeltaSeek.load(path)
+        DeltaSeek.from_compiled(path)
 
 
 def test_missing_and_pickle_program_files(tmp_path):
     with pytest.raises(ProgramFileError, match="not found"):
-        DeltaSeek.load(tmp_path / "nope.json")
+        DeltaSeek.from_compiled(tmp_path / "nope.json")
     (tmp_path / "program.pkl").write_bytes(b"\x80\x04")
     with pytest.raises(ProgramFileError, match="pickles are never loaded"):
-        DeltaSeek.load(tmp_path / "program.pkl")
+        DeltaSeek.from_compiled(tmp_path / "program.pkl")
 
 
 def test_the_shipped_program_is_the_default_only_for_the_embedded_model(tmp_path, bundled_index, monkeypatch, use_lm):
     shipped = save_program(compiled_example(bundled_index), tmp_path / "shipped.json")
-    monkeypatch.setattr(compiled_programs, "SHIPPED_PROGRAM", shipped)
+    monkeypatch.setattr(compiled_programs, "shipped_program", lambda: shipped)
     embedded = dspy.LM("embedded/smollm2-135m-instruct", engine=LlamaCppEngine())  # the model loads lazily
 
     with use_lm(scripted_lm(oracle_engine())):
@@ -203,14 +203,14 @@ def test_the_shipped_program_is_the_default_only_for_the_embedded_model(tmp_path
         program = seed_program(bundled_index)
         assert load_state_into(program, None) == shipped and program.synthesize.demos
         assert load_state_into(seed_program(bundled_index), "none") is None  # --program none: own prompts
-        monkeypatch.setattr(compiled_programs, "SHIPPED_PROGRAM", tmp_path / "absent.json")
+        monkeypatch.setattr(compiled_programs, "shipped_program", lambda: tmp_path / "absent.json")
         assert load_state_into(seed_program(bundled_index), None) is None
 
 
 def test_the_repository_ships_a_loadable_compiled_program(bundled_index):
-    if not compiled_programs.SHIPPED_PROGRAM.is_file():
+    if not compiled_programs.shipped_program().is_file():
         pytest.skip("no compiled program shipped yet")
-    program = DeltaSeek.load(compiled_programs.SHIPPED_PROGRAM, tools=[LocalCorpusSearch(bundled_index)])
+    program = DeltaSeek.from_compiled(compiled_programs.shipped_program(), tools=[LocalCorpusSearch(bundled_index)])
     assert any(p.demos for _, p in program.named_predictors())
 
 
@@ -273,14 +273,14 @@ def test_evaluate_logs_to_a_local_store_by_default(capsys, scripted_cli, dataset
 
 def test_a_crashing_example_is_kept_and_the_rest_still_run(capsys, scripted_cli, dataset, tmp_path, offline_tracking,
                                                            monkeypatch):
-    import optimize.evaluate as evaluation
+    import deltaseek.optimize.evaluate as evaluation
 
     real = evaluation.run_question
 
-    def flaky(program, lm, question):
+    def flaky(program, question):
         if "Ohio" in question:
             raise RuntimeError("tool exploded")
-        return real(program, lm, question)
+        return real(program, question)
 
     monkeypatch.setattr(evaluation, "run_question", flaky)
     out = tmp_path / "eval.jsonl"
@@ -295,14 +295,14 @@ def test_a_crashing_example_is_kept_and_the_rest_still_run(capsys, scripted_cli,
 
 def test_an_interrupted_evaluation_keeps_the_finished_examples(capsys, scripted_cli, dataset, tmp_path,
                                                                offline_tracking, monkeypatch):
-    import optimize.evaluate as evaluation
+    import deltaseek.optimize.evaluate as evaluation
 
     real = evaluation.run_question
 
-    def interrupted(program, lm, question):
+    def interrupted(program, question):
         if "llama.cpp" in question:
             raise KeyboardInterrupt
-        return real(program, lm, question)
+        return real(program, question)
 
     monkeypatch.setattr(evaluation, "run_question", interrupted)
     out = tmp_path / "eval.jsonl"
@@ -332,7 +332,7 @@ def test_optimize_labeled_saves_a_loadable_program_and_prints_the_lift(capsys, s
                                 "--out", out, "--tracking-uri", offline_tracking)
     assert code == 0, err
     assert "unreachable" in err
-    program = DeltaSeek.load(out, tools=[LocalCorpusSearch(bundled_index)])
+    program = DeltaSeek.from_compiled(out, tools=[LocalCorpusSearch(bundled_index)])
     demos = program.synthesize.demos
     assert len(demos) == 1 and demos[0]["question"] in {r["question"] for r in ROWS if r["split"] == "train"}
     assert "dev split: 2 examples" in stdout and "baseline" in stdout and "lift" in stdout
@@ -346,7 +346,7 @@ def test_optimize_bootstrap_keeps_runs_that_pass_the_metric(capsys, scripted_cli
     code, stdout, err = run_cli(capsys, "optimize", "--dataset", dataset, "--optimizer", "bootstrap", "--budget", "1",
                                 "--out", out, "--eval-split", "dev,train", "--tracking-uri", offline_tracking)
     assert code == 0, err
-    program = DeltaSeek.load(out, tools=[LocalCorpusSearch(bundled_index)])
+    program = DeltaSeek.from_compiled(out, tools=[LocalCorpusSearch(bundled_index)])
     [demo] = program.synthesize.demos
     assert demo.get("augmented") and demo["answer"] == "David Heinemeier Hansson"  # a bootstrapped trace
     assert program.step_delta.demos and program.classify.demos
@@ -418,14 +418,14 @@ def test_the_search_optimizers_compile_a_program_that_saves_and_loads(tmp_path, 
     with use_lm(scripted_lm(engine)):
         compiled = compile_program(optimizer, seed_program(bundled_index), trainset, budget, reflection_lm=reflection)
     assert isinstance(compiled, DeltaSeek)
-    loaded = DeltaSeek.load(save_program(compiled, tmp_path / "compiled.json"), tools=[LocalCorpusSearch(bundled_index)])
+    loaded = DeltaSeek.from_compiled(save_program(compiled, tmp_path / "compiled.json"), tools=[LocalCorpusSearch(bundled_index)])
     assert [n for n, _ in loaded.named_predictors()] == ["step_delta", "diversify", "judge", "classify", "synthesize"]
 
 
 def test_an_optimizer_whose_package_is_missing_fails_before_any_work(capsys, scripted_cli, dataset, monkeypatch):
     import dataclasses
 
-    import optimize.compile as compiling
+    import deltaseek.optimize.compile as compiling
 
     monkeypatch.setitem(compiling.OPTIMIZERS, "mipro",
                         dataclasses.replace(compiling.OPTIMIZERS["mipro"], requires=("no_such_package_xyz",)))
@@ -512,7 +512,7 @@ def test_other_bad_options_are_one_line(capsys, scripted_cli, dataset, argv, pro
 
 def test_a_failing_compile_keeps_the_baseline_results(capsys, scripted_cli, dataset, tmp_path, offline_tracking,
                                                       monkeypatch):
-    import optimize.cli as optimize_cli
+    import deltaseek.cli as optimize_cli
 
     def broken(*args, **kwargs):
         raise RuntimeError("optimizer blew up")

@@ -15,10 +15,11 @@ from urllib.parse import parse_qs, urlparse
 
 import pytest
 
-from programs.search_cache import SearchCache, normalize_query
-from programs.tools import LocalCorpusSearch, ToolResult, ToolStatus
-from programs.web_tools import (LocalFilesSearch, WebSearch, WebSettings, WikipediaSearch, build_tools, code_tokens,
-                                parse_tool_spec)
+from deltaseek.errors import ToolConfigError
+from deltaseek.programs.text import normalize_query
+from deltaseek.programs.tools import (LocalCorpusSearch, LocalFilesSearch, SearchCache, ToolResult, ToolStatus, WebSearch,
+                                     WebSettings, WikipediaSearch, build_tools, parse_tool_spec)
+from deltaseek.programs.tools.files import code_tokens
 
 FAST = WebSettings(timeout=0.5, retries=2, retry_wait=0.0)
 
@@ -154,10 +155,13 @@ def test_wikipedia_503_is_retried_then_unavailable(wiki_server):
 
 
 def test_retry_waits_grow_exponentially(wiki_server):
-    started = time.perf_counter()
-    result = wikipedia(wiki_server, settings=WebSettings(timeout=0.5, retries=2, retry_wait=0.05)).search("outage")
+    tool = wikipedia(wiki_server, settings=WebSettings(timeout=0.5, retries=2, retry_wait=0.05))
+    waits = []
+    tool.retrying.sleep = waits.append  # tenacity's own sleep hook: record the waits instead of sleeping
+    result = tool.search("outage")
     assert result.status == ToolStatus.UNAVAILABLE
-    assert time.perf_counter() - started >= 0.05 + 0.10
+    assert waits == pytest.approx([0.05, 0.10])
+    assert len(searches(wiki_server)) == 3
 
 
 def test_wikipedia_timeout_is_unavailable_and_not_retried(wiki_server):
@@ -473,8 +477,10 @@ class FakeIndex:
 def test_parse_tool_spec():
     assert parse_tool_spec(None) == ["local"]
     assert parse_tool_spec([]) == ["local"]
-    assert parse_tool_spec(["web,wikipedia", " files:src ", "web"]) == ["web", "wikipedia", "files:src"]
+    assert parse_tool_spec(["web,wikipedia", " files:src "]) == ["web", "wikipedia", "files:src"]
     assert parse_tool_spec("local") == ["local"]
+    with pytest.raises(ToolConfigError, match="--tools names local, web more than once"):
+        parse_tool_spec(["web,local", "local,web"])  # issue 11: a repeated tool is a mistake, not a no-op
 
 
 def test_build_tools(tmp_path, monkeypatch):

@@ -3,55 +3,10 @@ none of them needs an LM, so each is unit-tested on its own."""
 
 from __future__ import annotations
 
-import re
-
-from pydantic import BaseModel, Field
-
-from programs.scratchpad import Scratchpad
-from programs.tools import named_entities
-
-STRATEGIES = ("direct", "broader", "narrower", "synonyms", "entity-focused", "temporal", "proxies")
-
-# Short English function words: a query that differs only in these is the same query.
-_STOPWORDS = frozenset("""
-a an and are as at be by did do does for from how in is it its of on or the to was were what when where which who
-whom whose why with vs versus about current currently please tell me find search information info
-""".split())
-
-
-class AgentSettings(BaseModel):
-    """Budgets and thresholds of the guarded loop. Where the seeds disagree, the choice is a setting."""
-
-    soft_budget: int = Field(4, ge=1, description="After this many steps the step is told to prefer synthesis.")
-    hard_budget: int = Field(8, ge=1, description="At this many steps the tools are removed and the answer is forced.")
-    max_searches: int | None = Field(None, ge=1, description="Cap on executed searches; 2 gives the seeds' search-plus-one-refinement mode.")
-    min_new_tokens: int = Field(3, ge=1, description="A query differing from an earlier one by fewer meaningful tokens is a near-duplicate.")
-    exhaustion_window: int = Field(3, ge=2, description="This many searches in a row adding no new facts end the search.")
-    weak_results_before_judging: int = Field(2, ge=1, description="After this many weak searches in a row, judge answerability.")
-    relevance_drop: float = Field(0.5, gt=0, lt=1, description="A top score below this share of the best so far is a drop in relevance.")
-    max_lm_failures: int = Field(3, ge=1, description="This many unusable LM replies in a row stop the search.")
-    budgets_from_task_kind: bool = Field(True, description="Let the task kind set soft/hard budgets (seed 004).")
-    classify_with_lm: bool = Field(True, description="Ask the LM for the task kind; the heuristic is the fallback.")
-
-
-# Budgets and the order of search strategies for each kind of task (seed 004: the kind sets
-# the strategy). Lookups refine narrower first (seed 001's Ohio refinement); aggregates scan
-# broadly, then look at each side, then at proxies (seed 000's phases).
-TASK_PROFILES: dict[str, tuple[int, int, tuple[str, ...]]] = {
-    "lookup": (3, 6, ("direct", "narrower", "entity-focused", "synonyms", "temporal", "broader", "proxies")),
-    "multi_hop": (4, 8, ("entity-focused", "narrower", "direct", "synonyms", "broader", "temporal", "proxies")),
-    "comparison": (4, 8, ("broader", "entity-focused", "proxies", "narrower", "synonyms", "direct", "temporal")),
-    "aggregate_or_ill_posed": (3, 6, ("broader", "entity-focused", "proxies", "synonyms", "temporal", "narrower", "direct")),
-    "codebase": (4, 8, ("direct", "synonyms", "narrower", "entity-focused", "broader", "temporal", "proxies")),
-}
-
-
-def normalize_query(query: str) -> str:
-    return " ".join(re.findall(r"[\w.]+", query.lower()))
-
-
-def meaningful_tokens(query: str) -> set[str]:
-    return {t.strip(".") for t in normalize_query(query).split() if t.strip(".") and t not in _STOPWORDS}
+from deltaseek.programs.agent.scratchpad import Scratchpad
+from deltaseek.programs.agent.settings import STRATEGIES
+from deltaseek.programs.text import meaningful_tokens, named_entities, normalize_query
+from deltaseek.signatures import ANSWERABILITY
 
 
 def block_duplicate_call(pad: Scratchpad, tool: str, query: str, min_new_tokens: int = 3) -> str | None:
@@ -109,15 +64,6 @@ def hard_budget_reached(pad: Scratchpad, hard_budget: int) -> bool:
 
 def search_limit_reached(pad: Scratchpad, max_searches: int | None) -> bool:
     return max_searches is not None and len(pad.executed_calls) >= max_searches
-
-
-def budget_guidance(pad: Scratchpad, soft_budget: int, hard_budget: int) -> str:
-    """The soft budget's nudge toward synthesis, in the words the step reads."""
-    left = hard_budget - pad.step
-    if pad.step >= soft_budget:
-        return (f"Step {pad.step + 1} of at most {hard_budget}. You have already used several steps: "
-                "prefer next_move=synthesize now, using what you have.")
-    return f"Step {pad.step + 1} of at most {hard_budget} ({left} left)."
 
 
 def refinement_reason(pad: Scratchpad, relevance_drop: float = 0.5) -> str | None:
@@ -185,4 +131,4 @@ def settle_answerability(pad: Scratchpad, claimed: str | None) -> str:
     for value in (pad.answerability, claimed):
         if value in ("proxy_only", "unlikely"):
             return value
-    return claimed if claimed in ("direct", "proxy_only", "unlikely") else "direct"
+    return claimed if claimed in ANSWERABILITY else "direct"

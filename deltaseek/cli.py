@@ -1,35 +1,144 @@
-"""`deltaseek evaluate` and `deltaseek optimize`, registered into the main command line.
-
-Both save their results locally first (the per-example JSONL as each example ends, the compiled
-program as soon as it exists), then log to MLflow; tracking problems are warnings, never errors.
-"""
+"""The `deltaseek` command: ask, index, evaluate, optimize, bench. The only module that imports
+`optimize`: the library below it never depends on the command line."""
 
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 import time
 from pathlib import Path
 
 import dspy
+from pydantic import ValidationError
 
-from optimize.compile import OPTIMIZERS, compile_program
-from optimize.evaluate import (SPLIT_CHOICES, EvalReport, corpora_for, evaluate_program, format_comparison,
-                               format_report, load_dataset, select, table_columns)
-from optimize.labeled_data import SPLITS, split
-from optimize.programs import UNCOMPILED, default_program_path, save_program
-from optimize.tracking import Tracker
-from programs import cli as agent_cli
-from programs.cli import UsageError
+from deltaseek.errors import CorpusError, DeltaSeekError, UsageError
+from deltaseek.optimize import benchmark
+from deltaseek.optimize.compile import OPTIMIZERS, compile_program
+from deltaseek.optimize.evaluate import (SPLIT_CHOICES, EvalReport, corpora_for, evaluate_program, format_comparison,
+                                         format_report, load_dataset, select, table_columns)
+from deltaseek.optimize.labeled_data import SPLITS, split
+from deltaseek.optimize.tracking import Tracker
+from deltaseek.programs.agent import AgentSettings, DeltaSeek, run_question, save_program
+from deltaseek.programs.agent.program_file import UNCOMPILED, default_program_path, load_state_into
+from deltaseek.programs.index import CorpusIndex
+from deltaseek.programs.lm import configure_lm, make_lm
+from deltaseek.programs.tools import build_tools
 
 RESULTS_DIR = "results"
 
 
-def register_commands(subparsers) -> None:
+def add_lm_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--lm", help="a litellm model string (openai/gpt-4o-mini, ollama_chat/qwen2.5:7b, ...); "
+                                     "default: $DELTASEEK_LM or the embedded SmolLM2")
+    parser.add_argument("--api-base", help="an OpenAI-compatible server URL; default: $DELTASEEK_API_BASE")
+
+
+def add_agent_options(parser: argparse.ArgumentParser) -> None:
+    add_lm_options(parser)
+    parser.add_argument("--corpus", action="append", help="JSONL corpus to search (repeatable); default: the bundled corpus")
+    parser.add_argument("--tools", default="local", help="comma-separated: local, web, wikipedia, files:PATH")
+    parser.add_argument("--no-cache", action="store_true", help="do not read or write the search result cache")
+    parser.add_argument("--program", help="a compiled program (JSON state) to load instead of the default")
+    parser.add_argument("--soft-budget", type=int)
+    parser.add_argument("--hard-budget", type=int)
+    parser.add_argument("--max-searches", type=int)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="deltaseek", description="A DSPy search agent that never gets stuck.")
+    parser.add_argument("--debug", action="store_true", help="show Python tracebacks")
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    ask = sub.add_parser("ask", help="answer one question")
+    ask.add_argument("question")
+    add_agent_options(ask)
+    ask.add_argument("--trace", action="store_true", help="show each step: thought, tool call, short observation")
+    ask.add_argument("--json", action="store_true", help="print one JSON object")
+    ask.add_argument("--debug", action="store_true", default=argparse.SUPPRESS)
+
+    index = sub.add_parser("index", help="build the BM25 index of a corpus now")
+    index.add_argument("corpus", nargs="+")
+    index.add_argument("--debug", action="store_true", default=argparse.SUPPRESS)
+
+    register_optimize_commands(sub)
+    return parser
+
+
+def build_program(args) -> DeltaSeek:
+    """The agent for these options: tools, settings, and a compiled program when there is one."""
+    overrides = {k: v for k, v in {"soft_budget": args.soft_budget, "hard_budget": args.hard_budget,
+                                   "max_searches": args.max_searches}.items() if v is not None}
+    try:
+        settings = AgentSettings(**overrides)
+    except ValidationError as exc:
+        raise UsageError(f"bad budget option: {exc.errors()[0]['loc'][0]} {exc.errors()[0]['msg']}") from None
+    tools = build_tools(args.tools or "local", lambda: CorpusIndex.open(args.corpus), use_cache=not args.no_cache)
+    program = DeltaSeek(tools=tools, settings=settings)
+    load_state_into(program, args.program)
+    return program
+
+
+def configure_lm_from(args) -> dspy.BaseLM:
+    return configure_lm(args.lm, args.api_base)
+
+
+def print_trace(record: dict) -> None:
+    for step in record["trajectory"]["steps"]:
+        thought = "; ".join(step["new_evidence"]) or "(nothing new)"
+        print(f"[step {step['step']}] thought: {thought}")
+        print(f"  move: {step['move'] or '-'}" + (f"  ({step['note']})" if step["note"] else ""))
+        if step["observation"]:
+            print("  observation: " + step["observation"].splitlines()[0])
+    for call in record["tool_calls"]:
+        if not call["executed"]:
+            print(f"  blocked: {call['tool']}(\"{call['args'].get('query', '')}\"): {call['blocked_reason']}")
+    print()
+
+
+def print_answer(record: dict) -> None:
+    print(record["answer"])
+    print(f"\nanswerability: {record['answerability']}  (stopped: {record['stop_reason']}; "
+          f"{record['steps']} steps, {sum(c['executed'] for c in record['tool_calls'])} searches, "
+          f"{record['lm_calls']} LM calls, {record['seconds']} s)")
+    cited = [" ".join(filter(None, (s["title"], s["url"] or f"[{s['id']}]"))) for s in record["sources"]]
+    for label, items in (("caveats", record["caveats"]), ("assumptions", record["assumptions"]), ("sources", cited)):
+        if items:
+            print(f"{label}:")
+            for item in items:
+                print(f"  - {item}")
+
+
+def cmd_ask(args) -> int:
+    question = (args.question or "").strip()
+    if not question:
+        raise UsageError("the question is empty")
+    configure_lm_from(args)
+    program = build_program(args)
+    record = run_question(program, question)
+    if args.json:
+        print(json.dumps(record, ensure_ascii=False))
+        return 0
+    if args.trace:
+        print_trace(record)
+    print_answer(record)
+    return 0
+
+
+def cmd_index(args) -> int:
+    for path in args.corpus:
+        if not Path(path).is_file():
+            raise CorpusError(f"corpus file not found: {path}")
+    index = CorpusIndex.open(args.corpus, rebuild=True)
+    print(f"indexed {len(index.passages)} passages in {index.build_seconds:.2f} s ({index.fingerprint})")
+    return 0
+
+
+def register_optimize_commands(subparsers) -> None:
     evaluate = subparsers.add_parser("evaluate", help="score a program on a labeled dataset")
     evaluate.add_argument("--dataset", required=True, help="labeled questions (.jsonl/.json/.csv/.parquet, a saved "
                                                            "Hugging Face dataset folder, or hf:owner/name)")
-    agent_cli.add_agent_options(evaluate)
+    add_agent_options(evaluate)
     evaluate.add_argument("--split", choices=SPLIT_CHOICES, default="dev", help="which part to run (default: dev)")
     evaluate.add_argument("--limit", type=int, help="only the first N examples of the split")
     evaluate.add_argument("--threads", type=int, default=1, help="examples run in parallel (default: 1)")
@@ -45,7 +154,7 @@ def register_commands(subparsers) -> None:
         f"{o.name}: {o.knob} (default {o.default_budget})" for o in OPTIMIZERS.values()))
     optimize.add_argument("--out", help="where to save the compiled program, a .json state file "
                                         "(default: results/deltaseek-OPTIMIZER-DATASET-TIME.json)")
-    agent_cli.add_agent_options(optimize)  # --program here is the program to start from
+    add_agent_options(optimize)  # --program here is the program to start from
     optimize.add_argument("--eval-split", default="dev",
                           help="held-out split(s) to compare baseline and compiled on, comma-separated (default: dev)")
     optimize.add_argument("--reflection-lm", help="GEPA's reflection model, a litellm model string (default: the task LM)")
@@ -54,6 +163,11 @@ def register_commands(subparsers) -> None:
     add_tracking_options(optimize)
     optimize.add_argument("--debug", action="store_true", default=argparse.SUPPRESS)
     optimize.set_defaults(handler=cmd_optimize)
+
+    bench = subparsers.add_parser("bench", help="speed and quality figures on the embedded model, printed side by side")
+    benchmark.add_options(bench)
+    bench.add_argument("--debug", action="store_true", default=argparse.SUPPRESS)
+    bench.set_defaults(handler=benchmark.run)
 
 
 def add_tracking_options(parser: argparse.ArgumentParser) -> None:
@@ -76,7 +190,7 @@ def prepare_agent(args, examples: list[dspy.Example]) -> dspy.BaseLM:
     """Point the tools at the examples' bundled corpora (unless --corpus says otherwise); configure the LM."""
     if not args.corpus:
         args.corpus = corpora_for(examples)
-    return agent_cli.configure_lm(args)
+    return configure_lm_from(args)
 
 
 def program_source(args, lm) -> str:
@@ -101,14 +215,14 @@ def cmd_evaluate(args) -> int:
     if not examples:
         raise UsageError(f"{args.dataset}: the {args.split} split holds no examples")
     lm = prepare_agent(args, examples)
-    program = agent_cli.build_program(args)
+    program = build_program(args)
     out = Path(args.out or Path(RESULTS_DIR) / f"evaluate-{Path(args.dataset).stem}-{args.split}-{timestamp()}.jsonl")
 
     with Tracker(args.tracking_uri, run_name=f"evaluate {Path(args.dataset).stem} {args.split}",
                  traces=not args.no_traces, experiment=args.experiment) as tracker:
         tracker.log_params({"command": "evaluate", "split": args.split, "examples": len(examples),
                             **run_params(args, lm, program, program_source(args, lm))})
-        report = evaluate_program(program, lm, examples, out, threads=args.threads,
+        report = evaluate_program(program, examples, out, threads=args.threads,
                                   label=f"{Path(args.dataset).stem} {args.split}")
         print(format_report(report))
         print(f"per-example results: {report.path}")
@@ -133,9 +247,7 @@ def eval_splits(text: str) -> list[str]:
 def baseline_program(args):
     """The program to start from and its source: --program when given, else DeltaSeek's own prompts
     (never the shipped default, so a compile is reproducible whatever is shipped)."""
-    from programs.deltaseek import DeltaSeek
-
-    built = agent_cli.build_program(args)
+    built = build_program(args)
     if args.program and args.program != UNCOMPILED:
         return built, args.program
     return DeltaSeek(tools=list(built.tools.values()), settings=built.settings), "uncompiled"
@@ -163,8 +275,6 @@ def cmd_optimize(args) -> int:
     lm = prepare_agent(args, labeled.examples)
     reflection_lm = None
     if args.reflection_lm:
-        from programs.lm import make_lm
-
         reflection_lm = make_lm(args.reflection_lm, max_tokens=4000)
     student, source = baseline_program(args)
     stem, results = f"optimize-{args.optimizer}-{Path(args.dataset).stem}-{timestamp()}", Path(args.results_dir)
@@ -178,7 +288,7 @@ def cmd_optimize(args) -> int:
                             **run_params(args, lm, student, source)})
         baselines = {}
         for name in held_out:
-            baselines[name] = evaluate_program(student, lm, parts[name], results / f"{stem}-baseline-{name}.jsonl",
+            baselines[name] = evaluate_program(student, parts[name], results / f"{stem}-baseline-{name}.jsonl",
                                                threads=args.threads, label=f"baseline {name}")
             print(format_report(baselines[name]))
             tracker.log_metrics({f"{name}_baseline_{metric}": v for metric, v in baselines[name].means.items()})
@@ -192,7 +302,7 @@ def cmd_optimize(args) -> int:
 
         metrics: dict[str, float] = {"compile_seconds": compile_seconds}
         for name in held_out:
-            after = evaluate_program(compiled, lm, parts[name], results / f"{stem}-compiled-{name}.jsonl",
+            after = evaluate_program(compiled, parts[name], results / f"{stem}-compiled-{name}.jsonl",
                                      threads=args.threads, label=f"compiled {name}")
             before = baselines[name]
             print(format_comparison(f"{name} split", before, after))
@@ -204,3 +314,28 @@ def cmd_optimize(args) -> int:
         tracker.log_metrics(metrics)
         tracker.log_artifact(out, "program")
     return 0
+
+
+COMMANDS = {"ask": cmd_ask, "index": cmd_index}
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    handler = COMMANDS.get(args.command) or args.handler
+    try:
+        return handler(args)
+    except DeltaSeekError as exc:
+        if args.debug:
+            raise
+        print(f"deltaseek: error: {exc}", file=sys.stderr)
+        return 2
+    except Exception as exc:
+        if args.debug:
+            raise
+        print(f"deltaseek: error: {type(exc).__name__}: {exc} (run with --debug for the traceback)", file=sys.stderr)
+        return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

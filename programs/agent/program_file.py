@@ -4,7 +4,7 @@ A compiled program is the state of DeltaSeek's five predictors (instructions and
 `dspy.Module.save(path.json)` writes it; never a pickle. The tools and settings are not part of
 it: they come from whoever loads it.
 
-    program = DeltaSeek.load("programs/compiled/deltaseek_embedded.json")
+    program = DeltaSeek.from_compiled("compiled.json")
     save_program(program, "compiled.json")
 """
 
@@ -17,26 +17,19 @@ from pathlib import Path
 
 import dspy
 
-from programs.cli import UsageError
-from programs.corpus import PROJECT_ROOT
+from deltaseek.bundled import shipped_program
+from deltaseek.errors import ProgramFileError
+from deltaseek.programs.lm import is_embedded
 
-SHIPPED_PROGRAM = PROJECT_ROOT / "programs" / "compiled" / "deltaseek_embedded.json"
-"""Compiled on the seed set for the embedded model; the default when that model runs."""
 UNCOMPILED = "none"
 """`--program none`: DeltaSeek's own prompts, even where a compiled program is the default."""
 
 
-class ProgramFileError(UsageError):
-    """A compiled program file that cannot be loaded into this program; the message names the file."""
-
-
 def default_program_path(lm: dspy.BaseLM | None = None) -> Path | None:
     """The shipped compiled program when the LM is the embedded model and the file exists, else None."""
-    from programs.lm import is_embedded
-
     lm = lm if lm is not None else dspy.settings.lm
-    if lm is not None and is_embedded(lm) and SHIPPED_PROGRAM.is_file():
-        return SHIPPED_PROGRAM
+    if lm is not None and is_embedded(lm) and shipped_program().is_file():
+        return shipped_program()
     return None
 
 
@@ -98,7 +91,7 @@ def load_program_file(program: dspy.Module, path: str | os.PathLike) -> None:
     path = Path(path)
     check_state_fits(program, read_program_state(path), path)
     try:
-        dspy.Module.load(program, path)  # dspy's instance loader, not DeltaSeek.load's class form
+        program.load(path)  # DSPy's own loader
     except Exception as exc:  # DSPy's loader raises KeyError/TypeError/... on a malformed entry
         raise ProgramFileError(f"{path}: cannot load the compiled program ({type(exc).__name__}: {exc})") from None
 
@@ -107,7 +100,7 @@ def save_program(program: dspy.Module, path: str | os.PathLike) -> Path:
     """Save the JSON state atomically: a temporary file in the same folder, then os.replace."""
     path = Path(path)
     if path.suffix.lower() != ".json":
-        raise UsageError(f"{path}: a compiled program is saved as JSON state; use a .json path")
+        raise ProgramFileError(f"{path}: a compiled program is saved as JSON state; use a .json path")
     path.parent.mkdir(parents=True, exist_ok=True)
     handle, staging = tempfile.mkstemp(dir=path.parent, prefix=f".{path.stem}-", suffix=".json")
     os.close(handle)

@@ -9,9 +9,8 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
-from programs.tools import ToolStatus
-
-AnswerabilityStatus = Literal["unknown", "direct", "proxy_only", "unlikely"]
+from deltaseek.programs.tools.base import ToolStatus
+from deltaseek.signatures import AnswerabilityStatus
 
 
 class ToolCall(BaseModel):

@@ -14,18 +14,14 @@ from pathlib import Path
 import diskcache
 from pydantic import ValidationError
 
-from programs.corpus import cache_dir
-from programs.tools import ToolResult, ToolStatus
+from deltaseek.programs.index import cache_dir
+from deltaseek.programs.text import normalize_query
+from deltaseek.programs.tools.base import ToolResult, ToolStatus
 
 logger = logging.getLogger(__name__)
 
 DEFAULT_TTL = 24 * 3600.0
 CACHEABLE = frozenset({ToolStatus.SUCCESS, ToolStatus.PARTIAL, ToolStatus.NO_RESULTS})
-
-
-def normalize_query(query: str) -> str:
-    """Lower-case with whitespace collapsed: "Ruby  Creator" and "ruby creator" share an entry."""
-    return " ".join(query.lower().split())
 
 
 def search_cache_dir() -> Path:

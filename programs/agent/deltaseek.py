@@ -7,29 +7,25 @@ ones and always ends with a synthesized answer whose caveats say what is missing
 
 from __future__ import annotations
 
-import re
-from collections import Counter
 from dataclasses import dataclass
+from pathlib import Path
 
 import dspy
 
-from programs import guardrails as guard
-from programs.feedback import format_observation
-from programs.guardrails import AgentSettings
-from programs.scratchpad import Fact, Scratchpad, StepRecord, ToolCall
-from programs.text_calls import parse_text_tool_call
-from programs.tools import SearchTool, ToolResult, ToolStatus, named_entities
-from signatures import ClassifyTask, DiversifyQuery, JudgeAnswerability, Synthesize, step_delta_for_tools
+from deltaseek.programs.agent import guardrails as guard
+from deltaseek.programs.agent.fallbacks import best_effort_answer, clean_items, heuristic_query, heuristic_task_kind
+from deltaseek.programs.agent.program_file import load_program_file
+from deltaseek.programs.agent.scratchpad import Fact, Scratchpad, StepRecord, ToolCall
+from deltaseek.programs.agent.settings import TASK_PROFILES, AgentSettings
+from deltaseek.programs.agent.text_calls import parse_text_tool_call
+from deltaseek.programs.tools.base import SearchTool, ToolResult, ToolStatus
+from deltaseek.programs.tools.feedback import format_observation
+from deltaseek.programs.tools.registry import build_tools
+from deltaseek.signatures import (ClassifyTask, DiversifyQuery, JudgeAnswerability, StopReason, Synthesize,
+                                  step_delta_for_tools)
+from deltaseek.signatures import guidance as text
 
 FACT_CHARS = 400
-PLANS = {
-    "lookup": ["Search the question's key terms", "Refine once if the passage does not name the answer", "Answer"],
-    "multi_hop": ["Find the first entity", "Search the second hop from what was found", "Answer from both"],
-    "comparison": ["Broad scan", "Search each side separately", "Compare with caveats"],
-    "aggregate_or_ill_posed": ["Broad scan for a published figure", "Search proxies if none exists",
-                               "Answer qualitatively, naming the missing metric and the assumptions"],
-    "codebase": ["Search the code for the name", "Read the definition", "Answer"],
-}
 
 
 @dataclass
@@ -41,32 +37,17 @@ class Move:
     origin: str = "structured"
 
 
-class CompiledLoader:
-    """`DeltaSeek.load(path, tools=None, settings=None)` on the class builds a program and loads a
-    compiled JSON state into it (default tools: the bundled corpus); `program.load(path)` on an
-    instance stays dspy.Module's own loader, which DSPy itself calls."""
-
-    def __get__(self, instance, owner):
-        if instance is not None:
-            return dspy.Module.load.__get__(instance, owner)
-
-        def load(path, tools: list[SearchTool] | None = None, settings: AgentSettings | None = None):
-            from optimize.programs import load_program_file
-            from programs.corpus import CorpusIndex
-            from programs.tools import LocalCorpusSearch
-
-            program = owner(tools=tools or [LocalCorpusSearch(CorpusIndex.open())], settings=settings)
-            load_program_file(program, path)
-            return program
-
-        return load
-
-
 class DeltaSeek(dspy.Module):
-    load = CompiledLoader()
+    """The guarded search agent: `DeltaSeek(tools)(question=...)` returns a Prediction with the
+    answer, answerability, caveats, assumptions, sources, stop reason, tool calls and scratchpad.
 
-    def __init__(self, tools: list[SearchTool], settings: AgentSettings | None = None):
+    Tools default to the bundled corpus. `DeltaSeek.from_compiled(path)` builds one with a compiled
+    program's prompts; `program.save(path)` / `program.load(path)` are DSPy's own.
+    """
+
+    def __init__(self, tools: list[SearchTool] | None = None, settings: AgentSettings | None = None):
         super().__init__()
+        tools = build_tools("local") if tools is None else list(tools)
         if not tools:
             raise ValueError("DeltaSeek needs at least one tool")
         self.tools = {tool.name: tool for tool in tools}
@@ -77,6 +58,15 @@ class DeltaSeek(dspy.Module):
         self.classify = dspy.Predict(ClassifyTask)
         self.synthesize = dspy.Predict(Synthesize)
         self._task_kinds: dict[str, str] = {}
+
+    @classmethod
+    def from_compiled(cls, path: str | Path, tools: list[SearchTool] | None = None,
+                      settings: AgentSettings | None = None) -> "DeltaSeek":
+        """A program with the prompts (instructions and demos) of a compiled JSON state file,
+        checked against this program's predictors before it is loaded."""
+        program = cls(tools=tools, settings=settings)
+        load_program_file(program, path)
+        return program
 
     @property
     def tool_names(self) -> list[str]:
@@ -90,7 +80,7 @@ class DeltaSeek(dspy.Module):
     def forward(self, question: str) -> dspy.Prediction:
         pad = Scratchpad(question=question)
         self.begin(pad)
-        stop = None
+        stop: StopReason | None = None
         while stop is None:
             stop = self.stop_reason(pad)
             if stop:
@@ -115,12 +105,12 @@ class DeltaSeek(dspy.Module):
     def begin(self, pad: Scratchpad) -> None:
         """Classify the task (cached per question); the kind sets budgets, plan and strategy order."""
         kind = self.task_kind(pad.question)
-        soft, hard, order = guard.TASK_PROFILES[kind]
+        soft, hard, order = TASK_PROFILES[kind]
         if not self.settings.budgets_from_task_kind:
             soft, hard = self.settings.soft_budget, self.settings.hard_budget
         else:  # the settings are ceilings the kind can only tighten
             soft, hard = min(soft, self.settings.soft_budget), min(hard, self.settings.hard_budget)
-        pad.task_kind, pad.plan, pad.interpretation = kind, PLANS[kind], pad.question
+        pad.task_kind, pad.plan, pad.interpretation = kind, text.PLANS[kind], pad.question
         pad.soft_budget, pad.hard_budget, pad.strategy_order = soft, hard, list(order)
 
     def task_kind(self, question: str) -> str:
@@ -131,10 +121,10 @@ class DeltaSeek(dspy.Module):
                     kind = self.classify(question=question).kind
                 except Exception:  # any LM failure falls back to the heuristic
                     kind = None
-            self._task_kinds[question] = kind if kind in PLANS else heuristic_task_kind(question)
+            self._task_kinds[question] = kind if kind in text.PLANS else heuristic_task_kind(question)
         return self._task_kinds[question]
 
-    def stop_reason(self, pad: Scratchpad) -> str | None:
+    def stop_reason(self, pad: Scratchpad) -> StopReason | None:
         if guard.hard_budget_reached(pad, pad.hard_budget):
             return "hard_budget"
         if guard.search_limit_reached(pad, self.settings.max_searches):
@@ -222,7 +212,7 @@ class DeltaSeek(dspy.Module):
                                        status=ToolStatus.BLOCKED, executed=False, blocked_reason=reason,
                                        origin=move.origin))
         blocked = ToolResult(tool=move.tool, query=move.query, status=ToolStatus.BLOCKED, note=reason)
-        pad.notes.append(format_observation(blocked, pad, self.tool_names))
+        pad.notes.append(self.observe(pad, blocked))
 
     def execute(self, pad: Scratchpad, move: Move) -> None:
         try:
@@ -238,10 +228,15 @@ class DeltaSeek(dspy.Module):
                         summary=result.note or ", ".join(h.title for h in result.hits))
         pad.tool_calls.append(call)
         call.new_facts = pad.add_facts(facts)
-        observation = format_observation(result, pad, self.tool_names, guard.next_unused_strategy(pad))
+        observation = self.observe(pad, result, guard.next_unused_strategy(pad))
         pad.steps[-1].observation = observation
         pad.notes.append(observation)
         self.check_refinement(pad)
+
+    def observe(self, pad: Scratchpad, result: ToolResult, strategy: str | None = None) -> str:
+        """What the LM reads about a tool result, with next steps that name only untried moves."""
+        alternatives = guard.untried_tools(pad, result.query, self.tool_names, exclude=result.tool)
+        return format_observation(result, pad.tried_queries, alternatives, strategy)
 
     def check_refinement(self, pad: Scratchpad) -> None:
         """Weak results call for a refined query; a streak of them calls for an answerability judgment."""
@@ -249,8 +244,7 @@ class DeltaSeek(dspy.Module):
         if reason is None:
             return
         strategy = guard.next_unused_strategy(pad)
-        pad.notes.append(f"REFINE: the last search {reason}. Use a materially different query"
-                         + (f" (strategy: {strategy})" if strategy else "") + ", or synthesize.")
+        pad.notes.append(text.refine_note(reason, strategy))
         if guard.weak_search_streak(pad) >= self.settings.weak_results_before_judging:
             try:
                 out = self.judge(question=pad.question, facts=[f.text[:160] for f in pad.facts[-6:]],
@@ -261,21 +255,21 @@ class DeltaSeek(dspy.Module):
                 pass  # without a judgment the exhaustion guard still ends the search
 
     def guidance(self, pad: Scratchpad) -> str:
-        tools = "; ".join(f"{t.name}(query): {t.description}" for t in self.tools.values())
-        parts = [f"Tools: {tools}", guard.budget_guidance(pad, pad.soft_budget, pad.hard_budget)]
+        tools = "; ".join(text.TOOL_ENTRY.format(name=t.name, description=t.description) for t in self.tools.values())
+        parts = [text.TOOLS_LINE.format(tools=tools), text.budget_guidance(pad.step, pad.soft_budget, pad.hard_budget)]
         if not pad.executed_calls:
-            parts.append(f"Start with the {pad.strategy_order[0]} search strategy. Plan: " + " -> ".join(pad.plan))
+            parts.append(text.START.format(strategy=pad.strategy_order[0], plan=" -> ".join(pad.plan)))
         parts += pad.notes[-2:]
         return "\n".join(parts)
 
     # --- the final answer ------------------------------------------------------
 
-    def finish(self, pad: Scratchpad, stop: str) -> dspy.Prediction:
+    def finish(self, pad: Scratchpad, stop: StopReason) -> dspy.Prediction:
         if not pad.executed_calls:  # tool first holds even when every LM reply was unusable
             self.execute(pad, Move(False, self.tool_names[0], pad.question, "tool_first"))
         missing = list(dict.fromkeys(pad.uncertainties))[-4:]
-        if stop in ("hard_budget", "max_searches", "exhausted", "no_new_query", "lm_error"):
-            missing.append(STOP_CAVEATS[stop])
+        if stop in text.INCOMPLETE_STOPS:
+            missing.append(text.STOP_CAVEATS[stop])
         answer, caveats, assumptions, sources, claimed = self.synthesize_answer(pad, missing)
         answerability = guard.settle_answerability(pad, claimed)
         missing_subjects = guard.subjects_missing_from_facts(pad)
@@ -283,8 +277,8 @@ class DeltaSeek(dspy.Module):
             about = ", ".join(missing_subjects) or f"\"{pad.question}\""
             answer = f"No information found about {about}: no passage found mentions it."
             sources = []
-        if stop in STOP_CAVEATS:
-            caveats.append(STOP_CAVEATS[stop])
+        if stop in text.STOP_CAVEATS:
+            caveats.append(text.STOP_CAVEATS[stop])
         pad.candidate_answer, pad.answerability = answer, answerability
         pad.assumptions = list(dict.fromkeys(pad.assumptions + assumptions))
         return dspy.Prediction(
@@ -310,63 +304,3 @@ class DeltaSeek(dspy.Module):
             return (best_effort_answer(pad), [f"The synthesis step failed ({type(exc).__name__}); "
                                               "this answer quotes the best evidence found."],
                     [], [f.source for f in pad.facts[:1]], None)
-
-
-STOP_CAVEATS = {
-    "hard_budget": "The search stopped at its step budget before it was complete.",
-    "max_searches": "The search stopped at its limit on searches.",
-    "exhausted": "Several searches in a row found nothing new; the search was stopped.",
-    "no_new_query": "No materially different query was left to try.",
-    "lm_error": "The model's replies could not be used; the answer rests on the searches that ran.",
-    "answerability": "The exact question does not look answerable from the available sources.",
-}
-
-
-def best_effort_answer(pad: Scratchpad) -> str:
-    """Quote the fact that best matches the question: its named subjects count double."""
-    if not pad.facts:
-        return f"No information found about \"{pad.question}\"."
-    terms = guard.meaningful_tokens(pad.question)
-    subjects = guard.meaningful_tokens(" ".join(named_entities(pad.question)))
-
-    def relevance(fact: Fact) -> int:
-        words = guard.meaningful_tokens(fact.title + " " + fact.text)
-        return len(terms & words) + len(subjects & words)
-
-    best = max(pad.facts, key=relevance)
-    return f"Best evidence found ({best.title}): {best.text[:300]}"
-
-
-def heuristic_task_kind(question: str) -> str:
-    q = question.lower()
-    if re.search(r"\b(interface|class|function|method|module|codebase|repository|repo)\b", q):
-        return "codebase"
-    if re.search(r"\b(rate|adoption|percentage|share|how many|statistics?|market)\b", q):
-        return "aggregate_or_ill_posed"
-    if re.search(r"\b(vs\.?|versus|compare|compared|difference between)\b", q):
-        return "comparison"
-    if re.search(r"\b(of the|creator|founder|author|whose|born)\b", q) and len(named_entities(question)) >= 1:
-        return "multi_hop"
-    return "lookup"
-
-
-def heuristic_query(pad: Scratchpad, strategy: str) -> str | None:
-    """A deterministic query when the LM gives none usable, for the strategies that need no
-    world knowledge. `narrower` is pseudo-relevance feedback: the question's terms plus the
-    terms the facts found repeat most that no query has used yet."""
-    keywords = sorted(guard.meaningful_tokens(pad.question))
-    if strategy == "direct":
-        return " ".join(keywords) or None
-    if strategy == "entity-focused":
-        return " ".join(named_entities(pad.question)) or None
-    if strategy == "narrower" and pad.facts:
-        used = set(keywords).union(*(guard.meaningful_tokens(q) for q in pad.tried_queries))
-        counts = Counter(t for f in pad.facts for t in re.findall(r"[a-z0-9]{3,}", f.text.lower())
-                         if t not in used and t in guard.meaningful_tokens(t))
-        return " ".join(keywords + [t for t, _ in counts.most_common(3)]) or None
-    return None
-
-
-def clean_items(items) -> list[str]:
-    """Drop the empty and punctuation-only entries a small model pads its lists with."""
-    return [text for text in (str(i).strip() for i in items or [] if i is not None) if re.search(r"[A-Za-z0-9]{2,}", text)]

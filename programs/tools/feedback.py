@@ -3,9 +3,7 @@ next. NEXT STEPS name only tools that exist and moves not yet tried."""
 
 from __future__ import annotations
 
-from programs.guardrails import untried_tools
-from programs.scratchpad import Scratchpad
-from programs.tools import ToolResult, ToolStatus
+from deltaseek.programs.tools.base import ToolResult, ToolStatus
 
 SNIPPET_CHARS = 240
 
@@ -19,12 +17,12 @@ _STATUS_LINES = {
 }
 
 
-def next_steps(result: ToolResult, pad: Scratchpad, tool_names: list[str], strategy: str | None) -> list[str]:
-    others = untried_tools(pad, result.query, tool_names, exclude=result.tool)
-    switch = [f"Try {t}(query: \"{result.query}\")" for t in others]
+def next_steps(result: ToolResult, tried_queries: list[str], alternatives: list[str], strategy: str | None) -> list[str]:
+    """`alternatives`: the healthy tools that have not run this query yet, in the user's order."""
+    switch = [f"Try {t}(query: \"{result.query}\")" for t in alternatives]
     angle = f" (strategy: {strategy})" if strategy else ""
     refine = f"Search {result.tool} with new terms from another angle{angle}; do not repeat: " + \
-        "; ".join(f"\"{q}\"" for q in pad.tried_queries[-4:])
+        "; ".join(f"\"{q}\"" for q in tried_queries[-4:])
     if result.status is ToolStatus.SUCCESS:
         return ["If this answers the question → next_move: synthesize",
                 f"If a detail is missing → {refine}"]
@@ -42,14 +40,14 @@ def next_steps(result: ToolResult, pad: Scratchpad, tool_names: list[str], strat
             "Or declare the question unanswerable as asked (answerability: unlikely)"]
 
 
-def format_observation(result: ToolResult, pad: Scratchpad, tool_names: list[str],
+def format_observation(result: ToolResult, tried_queries: list[str], alternatives: list[str],
                        strategy: str | None = None) -> str:
     lines = [_STATUS_LINES[result.status].format(tool=result.tool, n=len(result.hits), query=result.query)]
     if result.note:
         lines.append(f"({result.note})")
     for hit in result.hits:
         lines.append(f"## [{hit.source}] {hit.title}\n{hit.text[:SNIPPET_CHARS]}")
-    steps = next_steps(result, pad, tool_names, strategy)
+    steps = next_steps(result, tried_queries, alternatives, strategy)
     heading = "ALTERNATIVES:" if result.status.failed else "NEXT STEPS:"
     lines.append(heading + "\n" + "\n".join(f"- {s}" for s in steps))
     return "\n".join(lines)

@@ -16,16 +16,10 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-PROJECT_ROOT = Path(__file__).resolve().parent.parent
-BUNDLED_CORPORA = (
-    PROJECT_ROOT / "datasets" / "corpus" / "seed_corpus.jsonl",
-    PROJECT_ROOT / "datasets" / "corpus" / "musique_corpus.jsonl",
-)
+from deltaseek.bundled import bundled_corpora
+from deltaseek.errors import CorpusError
+
 INDEX_FORMAT = 1
-
-
-class CorpusError(ValueError):
-    """A corpus file is missing or malformed; the message names the file and line."""
 
 
 def cache_dir() -> Path:
@@ -49,8 +43,13 @@ class ScoredPassage:
 def jsonl_objects(path: Path) -> Iterator[tuple[int, dict | None, str | None]]:
     """(line number, object, problem) for each non-blank line of a JSONL file; the problem
     says why a line is not a JSON object. Shared by the corpus and the labeled-set readers."""
-    with path.open(encoding="utf-8-sig") as lines:
-        for lineno, line in enumerate(lines, start=1):
+    with path.open("rb") as lines:
+        for lineno, raw in enumerate(lines, start=1):
+            try:  # decoded line by line, so a bad byte is reported with its line
+                line = raw.decode("utf-8-sig" if lineno == 1 else "utf-8")
+            except UnicodeDecodeError as exc:
+                yield lineno, None, f"not UTF-8 text (byte 0x{raw[exc.start]:02x} at column {exc.start + 1})"
+                continue
             if not line.strip():
                 continue
             try:
@@ -124,7 +123,7 @@ class CorpusIndex:
         """Load the cached index for these corpus files, building it if they changed."""
         import bm25s
 
-        paths = [Path(p) for p in (paths or BUNDLED_CORPORA)]
+        paths = [Path(p) for p in (paths or bundled_corpora())]
         for path in paths:
             if not path.is_file():
                 raise CorpusError(f"corpus file not found: {path}")

@@ -1,8 +1,7 @@
-"""Language models: the embedded SmolLM2 through llama.cpp, or any litellm model string.
+"""The embedded model: a GGUF run in-process by llama.cpp behind DSPy 3.4's engine contract.
 
-The embedded model runs in-process behind DSPy 3.4's custom-engine contract
-(`complete(Request) -> Response`), so it goes through `dspy.LM` and gets DSPy's
-cache, usage accounting and history like any hosted model.
+`complete(Request) -> Response` is given to `dspy.LM(engine=...)`, so the local model gets
+DSPy's cache, usage accounting and history like any hosted model.
 """
 
 from __future__ import annotations
@@ -14,16 +13,11 @@ import time
 from pathlib import Path
 from typing import Any
 
-import dspy
 from dspy import lm15
 
-EMBEDDED_MODEL = "embedded/smollm2-135m-instruct"
+from deltaseek.errors import LMConfigError
+
 DEFAULT_MAX_TOKENS = 256
-EMBEDDED_MAX_TOKENS = 400
-
-
-class LMConfigError(ValueError):
-    """The user asked for a model we cannot reach or do not know."""
 
 
 def find_smollm2_gguf() -> Path:
@@ -149,62 +143,3 @@ def bound_schema(schema: Any, max_items: int | None, max_chars: int | None) -> A
     if bounded.get("type") == "string" and "enum" not in bounded and max_chars:
         bounded.setdefault("maxLength", max_chars)
     return bounded
-
-
-_embedded_engine: LlamaCppEngine | None = None
-
-
-def embedded_engine() -> LlamaCppEngine:
-    """One embedded model per process: loading it twice would double memory for nothing."""
-    global _embedded_engine
-    if _embedded_engine is None:
-        _embedded_engine = LlamaCppEngine()
-    return _embedded_engine
-
-
-def is_embedded(lm: dspy.BaseLM) -> bool:
-    return isinstance(getattr(lm, "engine", None), LlamaCppEngine)
-
-
-def make_lm(model: str | None = None, api_base: str | None = None, max_tokens: int = DEFAULT_MAX_TOKENS,
-            check_reachable: bool = True, cache: bool = True) -> dspy.LM:
-    """Build the LM from a litellm model string, or the embedded model when none is given.
-
-    `DELTASEEK_LM` and `DELTASEEK_API_BASE` stand in for the arguments.
-    """
-    model = (model or os.environ.get("DELTASEEK_LM") or "").strip()
-    api_base = (api_base or os.environ.get("DELTASEEK_API_BASE") or "").strip() or None
-    if not model or model in {"embedded", EMBEDDED_MODEL}:
-        if api_base:
-            raise LMConfigError("--api-base needs --lm: the embedded model runs in-process")
-        return dspy.LM(EMBEDDED_MODEL, engine=embedded_engine(), temperature=0.0, cache=cache,
-                       max_tokens=max(max_tokens, EMBEDDED_MAX_TOKENS))
-
-    provider, slash, name = model.partition("/")
-    if not slash or not name:
-        raise LMConfigError(f"--lm {model!r} is not a litellm model string: write PROVIDER/MODEL, e.g. openai/gpt-4o-mini")
-    import litellm
-
-    known = {str(p.value if hasattr(p, "value") else p) for p in litellm.provider_list}
-    if provider not in known:
-        raise LMConfigError(f"--lm {model!r}: unknown provider {provider!r} (e.g. openai, anthropic, ollama_chat)")
-
-    kwargs: dict[str, Any] = {"temperature": 0.0, "max_tokens": max_tokens, "cache": cache}
-    if api_base:
-        if check_reachable:
-            check_api_base(api_base)
-        kwargs["api_base"] = api_base
-        # Local OpenAI-compatible servers need no key, but the client insists on one.
-        if provider == "openai" and not os.environ.get("OPENAI_API_KEY"):
-            kwargs["api_key"] = "not-needed"
-    return dspy.LM(model, **kwargs)
-
-
-def check_api_base(api_base: str, timeout: float = 5.0) -> None:
-    """Fail at start-up, with the URL in the message, rather than deep inside the first LM call."""
-    import httpx
-
-    try:
-        httpx.get(api_base.rstrip("/") + "/models", timeout=timeout)
-    except httpx.HTTPError as exc:
-        raise LMConfigError(f"--api-base {api_base} is unreachable: {type(exc).__name__}: {exc}") from exc

@@ -1,6 +1,6 @@
 """Speed and cost figures, printed side by side from one run (never asserted in tests).
 
-    .venv/bin/python benchmarks/benchmark.py [--skip-agents] [--sizes 1000 100000]
+    deltaseek bench [--skip-agents] [--sizes 1000 100000]
 
 1. The embedded model: load time, tokens/s free and under a JSON-schema grammar.
 2. The BM25 index: build time and query latency at 1k and 100k passages.
@@ -17,16 +17,11 @@ import time
 import dspy
 from dspy import lm15
 
-from programs.corpus import CorpusIndex, Passage, read_corpus, BUNDLED_CORPORA
-from programs.lm import LlamaCppEngine, make_lm
-
-SEED_QUESTIONS = [
-    "Who is the lieutenant governor of Ohio?",
-    "Where was the creator of Ruby born?",
-    "What is the street address of The New York Times headquarters?",
-    "What is the population of Xyzzyville?",
-    "What is the current rate of adoption for Ollama vs llama.cpp in the magnificent 7?",
-]
+from deltaseek.bundled import SEED_QUESTIONS, bundled_corpora
+from deltaseek.programs.agent import DeltaSeek
+from deltaseek.programs.index import CorpusIndex, Passage, read_corpus
+from deltaseek.programs.lm import LlamaCppEngine, make_lm
+from deltaseek.programs.tools import LocalCorpusSearch
 
 
 def bench_model(runs: int = 3) -> None:
@@ -51,7 +46,7 @@ def bench_model(runs: int = 3) -> None:
 
 def synthetic_passages(n: int) -> list[Passage]:
     """n passages made by resampling sentences of the bundled corpus (deterministic)."""
-    sentences = [s for path in BUNDLED_CORPORA for p in read_corpus(path) for s in p.text.split(". ") if s]
+    sentences = [s for path in bundled_corpora() for p in read_corpus(path) for s in p.text.split(". ") if s]
     rng = random.Random(0)
     return [Passage(id=f"syn-{i}", title=f"Synthetic {i}", text=". ".join(rng.sample(sentences, 3))) for i in range(n)]
 
@@ -71,9 +66,6 @@ def bench_index(sizes: list[int], queries: int = 50) -> None:
 
 
 def bench_agents() -> None:
-    from programs.deltaseek import DeltaSeek
-    from programs.tools import LocalCorpusSearch
-
     index = CorpusIndex.open()
     tool = LocalCorpusSearch(index)
     lm = make_lm(cache=False)
@@ -106,16 +98,20 @@ def bench_agents() -> None:
                   f"{seconds:>8.1f}  {answer[:70]!r}")
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--sizes", type=int, nargs="+", default=[1_000, 100_000])
-    parser.add_argument("--skip-agents", action="store_true")
-    args = parser.parse_args()
+def add_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--sizes", type=int, nargs="+", default=[1_000, 100_000], help="index sizes in passages")
+    parser.add_argument("--skip-agents", action="store_true", help="only the model and index figures")
+
+
+def run(args: argparse.Namespace) -> int:
     bench_model()
     bench_index(args.sizes)
     if not args.skip_agents:
         bench_agents()
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    add_options(parser)
+    raise SystemExit(run(parser.parse_args()))

@@ -1,0 +1,60 @@
+"""The data shipped inside the package, found with importlib.resources wherever it is installed.
+
+In the repository the files live in `datasets/` and `programs/compiled/`; the wheel maps them to
+`deltaseek/datasets/` and `deltaseek/programs/compiled/`. `datasets/` is data only (no
+`__init__.py`, so it never shadows Hugging Face `datasets`), and an editable install cannot map a
+folder without one under `deltaseek`: there the files are read from the checkout beside it.
+"""
+
+from __future__ import annotations
+
+from importlib.resources import as_file, files
+from importlib.resources.abc import Traversable
+from pathlib import Path
+
+SEED_QUESTIONS = (
+    "Who is the lieutenant governor of Ohio?",
+    "Where was the creator of Ruby born?",
+    "What is the street address of The New York Times headquarters?",
+    "What is the population of Xyzzyville?",
+    "What is the current rate of adoption for Ollama vs llama.cpp in the magnificent 7?",
+)
+"""The five cases the seeds name, asked by the benchmark and the end-to-end tests."""
+
+CORPUS_NAMES = ("seed", "musique")
+"""The bundled corpora, by the name a labeled row's `corpus` field uses."""
+
+
+def _real_path(resource: Traversable) -> Path:
+    # Installed from a wheel or a checkout the resource is a real file; as_file would copy
+    # it out of a zip, which no supported install produces, so the context is left at once.
+    with as_file(resource) as path:
+        return Path(path)
+
+
+def datasets_dir() -> Path:
+    """`deltaseek/datasets/` of an installed wheel, else `datasets/` of the checkout (editable install)."""
+    installed = files("deltaseek").joinpath("datasets")
+    if installed.is_dir():
+        return _real_path(installed)
+    return _real_path(files("deltaseek")).parent / "datasets"
+
+
+def corpus_path(name: str) -> Path:
+    """The JSONL file of a bundled corpus: `seed` (the seed questions' passages) or `musique`."""
+    return datasets_dir() / "corpus" / f"{name}_corpus.jsonl"
+
+
+def bundled_corpora() -> tuple[Path, ...]:
+    """Every bundled corpus, searched together by default."""
+    return tuple(corpus_path(name) for name in CORPUS_NAMES)
+
+
+def labeled_set(name: str) -> Path:
+    """A bundled labeled set: `seed_set` (50 questions with splits) or `musique` (100 questions)."""
+    return datasets_dir() / f"{name}.jsonl"
+
+
+def shipped_program() -> Path:
+    """The program compiled for the embedded model, loaded by default when that model runs."""
+    return _real_path(files("deltaseek.programs").joinpath("compiled", "deltaseek_embedded.json"))

@@ -1,0 +1,60 @@
+"""The program's own moves, used where the LM's proposal is missing or unusable: a task kind from
+the question's words, a query built for a strategy, the best evidence quoted as the answer."""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+
+from deltaseek.programs.agent.scratchpad import Fact, Scratchpad
+from deltaseek.programs.text import meaningful_tokens, named_entities
+
+
+def best_effort_answer(pad: Scratchpad) -> str:
+    """Quote the fact that best matches the question: its named subjects count double."""
+    if not pad.facts:
+        return f"No information found about \"{pad.question}\"."
+    terms = meaningful_tokens(pad.question)
+    subjects = meaningful_tokens(" ".join(named_entities(pad.question)))
+
+    def relevance(fact: Fact) -> int:
+        words = meaningful_tokens(fact.title + " " + fact.text)
+        return len(terms & words) + len(subjects & words)
+
+    best = max(pad.facts, key=relevance)
+    return f"Best evidence found ({best.title}): {best.text[:300]}"
+
+
+def heuristic_task_kind(question: str) -> str:
+    q = question.lower()
+    if re.search(r"\b(interface|class|function|method|module|codebase|repository|repo)\b", q):
+        return "codebase"
+    if re.search(r"\b(rate|adoption|percentage|share|how many|statistics?|market)\b", q):
+        return "aggregate_or_ill_posed"
+    if re.search(r"\b(vs\.?|versus|compare|compared|difference between)\b", q):
+        return "comparison"
+    if re.search(r"\b(of the|creator|founder|author|whose|born)\b", q) and len(named_entities(question)) >= 1:
+        return "multi_hop"
+    return "lookup"
+
+
+def heuristic_query(pad: Scratchpad, strategy: str) -> str | None:
+    """A deterministic query when the LM gives none usable, for the strategies that need no
+    world knowledge. `narrower` is pseudo-relevance feedback: the question's terms plus the
+    terms the facts found repeat most that no query has used yet."""
+    keywords = sorted(meaningful_tokens(pad.question))
+    if strategy == "direct":
+        return " ".join(keywords) or None
+    if strategy == "entity-focused":
+        return " ".join(named_entities(pad.question)) or None
+    if strategy == "narrower" and pad.facts:
+        used = set(keywords).union(*(meaningful_tokens(q) for q in pad.tried_queries))
+        counts = Counter(t for f in pad.facts for t in re.findall(r"[a-z0-9]{3,}", f.text.lower())
+                         if t not in used and t in meaningful_tokens(t))
+        return " ".join(keywords + [t for t, _ in counts.most_common(3)]) or None
+    return None
+
+
+def clean_items(items) -> list[str]:
+    """Drop the empty and punctuation-only entries a small model pads its lists with."""
+    return [text for text in (str(i).strip() for i in items or [] if i is not None) if re.search(r"[A-Za-z0-9]{2,}", text)]

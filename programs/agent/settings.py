@@ -1,0 +1,37 @@
+"""The settings of the guarded loop, and the budgets and strategy order each kind of task gets."""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, Field
+
+from deltaseek.signatures import TaskKind
+
+STRATEGIES = ("direct", "broader", "narrower", "synonyms", "entity-focused", "temporal", "proxies")
+"""The angles a new query can take (seed 001's diversification strategies)."""
+
+
+class AgentSettings(BaseModel):
+    """Budgets and thresholds of the guarded loop. Where the seeds disagree, the choice is a setting."""
+
+    soft_budget: int = Field(4, ge=1, description="After this many steps the step is told to prefer synthesis.")
+    hard_budget: int = Field(8, ge=1, description="At this many steps the tools are removed and the answer is forced.")
+    max_searches: int | None = Field(None, ge=1, description="Cap on executed searches; 2 gives the seeds' search-plus-one-refinement mode.")
+    min_new_tokens: int = Field(3, ge=1, description="A query differing from an earlier one by fewer meaningful tokens is a near-duplicate.")
+    exhaustion_window: int = Field(3, ge=2, description="This many searches in a row adding no new facts end the search.")
+    weak_results_before_judging: int = Field(2, ge=1, description="After this many weak searches in a row, judge answerability.")
+    relevance_drop: float = Field(0.5, gt=0, lt=1, description="A top score below this share of the best so far is a drop in relevance.")
+    max_lm_failures: int = Field(3, ge=1, description="This many unusable LM replies in a row stop the search.")
+    budgets_from_task_kind: bool = Field(True, description="Let the task kind set soft/hard budgets (seed 004).")
+    classify_with_lm: bool = Field(True, description="Ask the LM for the task kind; the heuristic is the fallback.")
+
+
+# Budgets and the order of search strategies for each kind of task (seed 004: the kind sets
+# the strategy). Lookups refine narrower first (seed 001's Ohio refinement); aggregates scan
+# broadly, then look at each side, then at proxies (seed 000's phases).
+TASK_PROFILES: dict[TaskKind, tuple[int, int, tuple[str, ...]]] = {
+    "lookup": (3, 6, ("direct", "narrower", "entity-focused", "synonyms", "temporal", "broader", "proxies")),
+    "multi_hop": (4, 8, ("entity-focused", "narrower", "direct", "synonyms", "broader", "temporal", "proxies")),
+    "comparison": (4, 8, ("broader", "entity-focused", "proxies", "narrower", "synonyms", "direct", "temporal")),
+    "aggregate_or_ill_posed": (3, 6, ("broader", "entity-focused", "proxies", "synonyms", "temporal", "narrower", "direct")),
+    "codebase": (4, 8, ("direct", "synonyms", "narrower", "entity-focused", "broader", "temporal", "proxies")),
+}

@@ -1,0 +1,85 @@
+"""`make_lm`: the LM for a litellm model string, or the embedded model when none is given."""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+import dspy
+
+from deltaseek.errors import LMConfigError
+from deltaseek.programs.lm.llamacpp import DEFAULT_MAX_TOKENS, LlamaCppEngine
+
+EMBEDDED_MODEL = "embedded/smollm2-135m-instruct"
+EMBEDDED_MAX_TOKENS = 400
+
+_embedded_engine: LlamaCppEngine | None = None
+
+
+def embedded_engine() -> LlamaCppEngine:
+    """One embedded model per process: loading it twice would double memory for nothing."""
+    global _embedded_engine
+    if _embedded_engine is None:
+        _embedded_engine = LlamaCppEngine()
+    return _embedded_engine
+
+
+def is_embedded(lm: dspy.BaseLM) -> bool:
+    return isinstance(getattr(lm, "engine", None), LlamaCppEngine)
+
+
+def make_lm(model: str | None = None, api_base: str | None = None, max_tokens: int = DEFAULT_MAX_TOKENS,
+            check_reachable: bool = True, cache: bool = True) -> dspy.LM:
+    """Build the LM from a litellm model string, or the embedded model when none is given.
+
+    `DELTASEEK_LM` and `DELTASEEK_API_BASE` stand in for the arguments.
+    """
+    model = (model or os.environ.get("DELTASEEK_LM") or "").strip()
+    api_base = (api_base or os.environ.get("DELTASEEK_API_BASE") or "").strip() or None
+    if not model or model in {"embedded", EMBEDDED_MODEL}:
+        if api_base:
+            raise LMConfigError("--api-base needs --lm: the embedded model runs in-process")
+        return dspy.LM(EMBEDDED_MODEL, engine=embedded_engine(), temperature=0.0, cache=cache,
+                       max_tokens=max(max_tokens, EMBEDDED_MAX_TOKENS))
+
+    provider, slash, name = model.partition("/")
+    if not slash or not name:
+        raise LMConfigError(f"--lm {model!r} is not a litellm model string: write PROVIDER/MODEL, e.g. openai/gpt-4o-mini")
+    import litellm
+
+    known = {str(p.value if hasattr(p, "value") else p) for p in litellm.provider_list}
+    if provider not in known:
+        raise LMConfigError(f"--lm {model!r}: unknown provider {provider!r} (e.g. openai, anthropic, ollama_chat)")
+
+    kwargs: dict[str, Any] = {"temperature": 0.0, "max_tokens": max_tokens, "cache": cache}
+    if api_base:
+        if check_reachable:
+            check_api_base(api_base)
+        kwargs["api_base"] = api_base
+        # Local OpenAI-compatible servers need no key, but the client insists on one.
+        if provider == "openai" and not os.environ.get("OPENAI_API_KEY"):
+            kwargs["api_key"] = "not-needed"
+    return dspy.LM(model, **kwargs)
+
+
+def check_api_base(api_base: str, timeout: float = 5.0) -> None:
+    """Fail at start-up, with the URL in the message, rather than deep inside the first LM call."""
+    import httpx
+
+    try:
+        httpx.get(api_base.rstrip("/") + "/models", timeout=timeout)
+    except httpx.HTTPError as exc:
+        raise LMConfigError(f"--api-base {api_base} is unreachable: {type(exc).__name__}: {exc}") from exc
+
+
+def adapter_for(lm: dspy.BaseLM) -> dspy.Adapter:
+    """The embedded model gets JSON-schema constrained decoding through the JSON adapter; any
+    other model DSPy's default chat format."""
+    return dspy.JSONAdapter() if is_embedded(lm) else dspy.ChatAdapter()
+
+
+def configure_lm(model: str | None = None, api_base: str | None = None, **kwargs: Any) -> dspy.LM:
+    """Make the LM (see `make_lm`) and configure DSPy to use it with its adapter."""
+    lm = make_lm(model, api_base, **kwargs)
+    dspy.configure(lm=lm, adapter=adapter_for(lm))
+    return lm

@@ -1,0 +1,52 @@
+"""Words of questions, queries and passages, read the same way by the guardrails and the tools.
+
+One stopword list serves every check: bm25s's English stopwords (what the BM25 index drops),
+plus question words and the filler words people put in queries ("tell me", "current").
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+
+_WORD = re.compile(r"[\w.]+")
+QUESTION_WORDS = frozenset("who whom whose what when where which why how is are was were do does did".split())
+QUERY_FILLERS = frozenset("about current currently please tell me find search information info vs versus".split())
+
+
+@functools.cache
+def stopwords() -> frozenset[str]:
+    """Words that never make two queries different or a query meaningful."""
+    from bm25s.stopwords import STOPWORDS_EN_PLUS
+
+    return frozenset(STOPWORDS_EN_PLUS) | QUESTION_WORDS | QUERY_FILLERS
+
+
+def normalize_query(query: str) -> str:
+    """Lower-case words with punctuation and extra spaces dropped: the identity of a query."""
+    return " ".join(_WORD.findall(query.lower()))
+
+
+def meaningful_tokens(text: str) -> set[str]:
+    """The words of `text` that carry meaning: no stopwords, no trailing dots."""
+    skip = stopwords()
+    return {t.strip(".") for t in normalize_query(text).split() if t.strip(".") and t not in skip}
+
+
+def named_entities(text: str) -> list[str]:
+    """Capitalized words that are not stopwords: what a question or query is about."""
+    skip = stopwords()
+    return [w for w in _WORD.findall(text) if w[:1].isupper() and w.lower() not in skip]
+
+
+def key_terms(query: str) -> list[str]:
+    """The words a relevant text must contain, as the BM25 tokenizer splits them."""
+    import bm25s
+
+    return bm25s.tokenize(query, stopwords=list(stopwords()), return_ids=False, show_progress=False)[0]
+
+
+def missing_terms(query: str, texts: list[str]) -> list[str]:
+    """Key terms of the query that none of the texts contains."""
+    seen = " ".join(texts).lower()
+    return list(dict.fromkeys(t for t in key_terms(query) if t not in seen))

@@ -1,0 +1,60 @@
+"""What every search tool is: a `SearchTool` taking one query and returning a `ToolResult` that
+says what happened and what was found; `feedback` turns it into the observation the LM reads.
+
+A tool never raises for an outside-world failure: rate limits, outages and empty
+results are statuses, so the agent can switch tools instead of crashing.
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+
+from pydantic import BaseModel, Field
+
+
+class ToolStatus(StrEnum):
+    SUCCESS = "success"
+    PARTIAL = "partial"
+    NO_RESULTS = "no_results"
+    RATE_LIMITED = "rate_limited"
+    UNAVAILABLE = "unavailable"
+    BLOCKED = "blocked"
+
+    @property
+    def failed(self) -> bool:
+        """The tool itself failed; the query may still be fine with another tool."""
+        return self in (ToolStatus.RATE_LIMITED, ToolStatus.UNAVAILABLE)
+
+
+class Hit(BaseModel):
+    title: str = ""
+    text: str
+    score: float | None = None
+    id: str | None = None
+    url: str | None = None
+
+    @property
+    def source(self) -> str:
+        """The key a citation uses: the passage id if there is one, else the url, else the title."""
+        return self.id or self.url or self.title
+
+
+class ToolResult(BaseModel):
+    tool: str
+    query: str
+    status: ToolStatus
+    hits: list[Hit] = Field(default_factory=list)
+    note: str = ""
+
+
+class SearchTool:
+    """A tool the agent can call with one `query` argument."""
+
+    name: str = "search"
+    description: str = "Search for passages."
+
+    def search(self, query: str) -> ToolResult:
+        raise NotImplementedError
+
+    def __call__(self, query: str) -> ToolResult:
+        return self.search(query)

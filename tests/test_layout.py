@@ -1,0 +1,173 @@
+"""The package's shape: one import package, doors that open one way, no import cycles,
+and a wheel that installs and answers from any folder."""
+
+from __future__ import annotations
+
+import ast
+import graphlib
+import json
+import os
+import subprocess
+import sys
+import tomllib
+import venv
+import zipfile
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+LAYERS = [
+    ("deltaseek.errors", "deltaseek.bundled"),
+    ("deltaseek.signatures",),
+    ("deltaseek.metrics",),
+    ("deltaseek.programs",),
+    ("deltaseek.optimize",),
+    ("deltaseek.cli",),
+    ("deltaseek",),
+]
+"""Lowest first: a module may import its own layer or one below, never one above."""
+
+
+def package_modules() -> dict[str, Path]:
+    """Every module of the installed package, named as Python imports it, from pyproject's package-dir."""
+    config = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]
+    folders = config["package-dir"]
+    modules = {}
+    for package in config["packages"]:
+        top = max((p for p in folders if package == p or package.startswith(p + ".")), key=len)
+        folder = ROOT / folders[top] / Path(*package[len(top):].strip(".").split(".") if package != top else ())
+        for path in folder.glob("*.py"):
+            name = package if path.stem == "__init__" else f"{package}.{path.stem}"
+            modules[name] = path
+    return modules
+
+
+def imports_of(name: str, path: Path, modules: dict[str, Path]) -> set[str]:
+    """The package modules `name` imports anywhere in its file, inside functions included."""
+    package = name if path.stem == "__init__" else name.rpartition(".")[0]
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        if isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                base = ".".join(package.split(".")[: len(package.split(".")) - node.level + 1] + ([base] if base else []))
+            for alias in node.names:  # `from pkg import submodule` imports the submodule
+                found.add(f"{base}.{alias.name}" if f"{base}.{alias.name}" in modules else base)
+    return {m for m in found if m in modules and m != name}
+
+
+def import_graph() -> dict[str, set[str]]:
+    modules = package_modules()
+    return {name: imports_of(name, path, modules) for name, path in modules.items()}
+
+
+def layer_of(module: str) -> int:
+    ranks = [(len(prefix), rank) for rank, prefixes in enumerate(LAYERS) for prefix in prefixes
+             if module == prefix or module.startswith(prefix + ".")]
+    return max(ranks)[1]
+
+
+def test_the_graph_sees_every_room_and_imports_inside_functions():
+    graph = import_graph()
+    assert {"deltaseek.cli", "deltaseek.signatures.agent", "deltaseek.metrics.combined",
+            "deltaseek.programs.agent.deltaseek", "deltaseek.programs.tools.wikipedia",
+            "deltaseek.programs.lm.llamacpp", "deltaseek.optimize.evaluate"} <= set(graph)
+    # a probe: an import inside a function is an edge like any other
+    probe = ast.parse("def f():\n    from deltaseek.cli import main\n")
+    assert any(isinstance(n, ast.ImportFrom) and n.module == "deltaseek.cli" for n in ast.walk(probe))
+
+
+def test_no_import_cycles_between_modules():
+    graph = import_graph()
+    try:
+        graphlib.TopologicalSorter(graph).prepare()
+    except graphlib.CycleError as exc:
+        pytest.fail("import cycle: " + " -> ".join(exc.args[1]))
+
+
+def test_doors_open_one_way():
+    upward = [f"{a} imports {b}" for a, targets in import_graph().items() for b in targets
+              if layer_of(b) > layer_of(a)]
+    assert not upward, "\n".join(upward)
+
+
+def test_only_the_cli_and_the_public_api_import_optimize():
+    importers = {a for a, targets in import_graph().items() for b in targets
+                 if b.startswith("deltaseek.optimize") and not a.startswith("deltaseek.optimize")}
+    assert importers <= {"deltaseek.cli", "deltaseek"}
+
+
+def test_the_cycle_check_fails_on_a_cycle():
+    graph = {"a": {"b"}, "b": {"c"}, "c": {"a"}}
+    with pytest.raises(graphlib.CycleError):
+        graphlib.TopologicalSorter(graph).prepare()
+
+
+def test_datasets_is_data_only():
+    assert not list((ROOT / "datasets").rglob("*.py")), "datasets/ must never become a package"
+
+
+@pytest.fixture(scope="session")
+def wheel(tmp_path_factory) -> Path:
+    out = tmp_path_factory.mktemp("wheel")
+    subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "--quiet",
+                    "-w", str(out), str(ROOT)], check=True, cwd=out)
+    return next(out.glob("deltaseek-*.whl"))
+
+
+def test_the_wheel_installs_only_the_deltaseek_package(wheel):
+    names = zipfile.ZipFile(wheel).namelist()
+    tops = {name.split("/")[0] for name in names}
+    assert tops == {"deltaseek", f"{wheel.name.split('-')[0]}-{wheel.name.split('-')[1]}.dist-info"}
+    for data in ("deltaseek/datasets/corpus/seed_corpus.jsonl", "deltaseek/datasets/corpus/musique_corpus.jsonl",
+                 "deltaseek/datasets/seed_set.jsonl", "deltaseek/datasets/musique.jsonl",
+                 "deltaseek/programs/compiled/deltaseek_embedded.json"):
+        assert data in names
+
+
+@pytest.mark.embedded
+def test_the_wheel_answers_from_an_empty_folder(wheel, tmp_path):
+    """A regular (not editable) install in a fresh venv, run from a folder with nothing in it.
+    Its dependencies come from this test environment's site-packages through a .pth line
+    (installing them again would compile llama.cpp); the package itself only from the wheel."""
+    env_dir = tmp_path / "venv"
+    venv.create(env_dir, with_pip=True)
+    python = env_dir / "bin" / "python"
+    subprocess.run([str(python), "-m", "pip", "install", "--no-deps", "--no-index", "--quiet", str(wheel)], check=True)
+    site = Path(subprocess.run([str(python), "-c", "import sysconfig; print(sysconfig.get_path('purelib'))"],
+                               capture_output=True, text=True, check=True).stdout.strip())
+    ours = [p for p in sys.path if p.endswith("site-packages")]
+    (site / "zz_test_dependencies.pth").write_text("\n".join(ours) + "\n")
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH",)}
+
+    where = subprocess.run([str(python), "-c", "import deltaseek, deltaseek.bundled as b; from deltaseek import "
+                            "DeltaSeek; print(deltaseek.__file__); print(b.corpus_path('seed'))"],
+                           cwd=empty, env=env, capture_output=True, text=True)
+    assert where.returncode == 0, where.stderr
+    package_file, corpus = where.stdout.split()
+    assert Path(package_file).is_relative_to(site) and Path(corpus).is_relative_to(site)
+
+    asked = subprocess.run([str(env_dir / "bin" / "deltaseek"), "ask", "Who created Ruby?", "--json"],
+                           cwd=empty, env=env, capture_output=True, text=True, timeout=600)
+    assert asked.returncode == 0, asked.stderr
+    record = json.loads(asked.stdout)
+    assert record["answer"].strip() and record["tool_calls"][0]["executed"]
+    assert record["sources"], "the bundled corpus was searched and cited"
+    assert not list(empty.iterdir()) or all(p.name in ("mlflow.db", "mlruns") for p in empty.iterdir())
+
+
+def test_nothing_imports_a_room_by_its_folder_name():
+    """From the repository root `import optimize` would load the folder a second time, as another module."""
+    rooms = {"programs", "signatures", "metrics", "optimize"}
+    offenders = []
+    for path in [*package_modules().values(), *(ROOT / "tests").glob("*.py")]:
+        for node in ast.walk(ast.parse(path.read_text())):
+            names = ([a.name for a in node.names] if isinstance(node, ast.Import)
+                     else [node.module or ""] if isinstance(node, ast.ImportFrom) and not node.level else [])
+            offenders += [f"{path.name}: {n}" for n in names if n.split(".")[0] in rooms]
+    assert not offenders, offenders
