@@ -45,7 +45,9 @@ def test_seed_000_stuck_query_runs_once_and_ends_with_a_proxy_answer(bundled_ind
 
     stuck = [c for c in pred.tool_calls if c["args"]["query"] == STUCK_QUERY]
     assert sum(c["executed"] for c in stuck) == 1
-    assert len([c for c in stuck if not c["executed"]]) >= 2
+    # the evidence reads proxy_only (star counts, no rate) after the first search, so the loop stops
+    # sooner than it did when the LM's label decided; the repeat it proposed was still blocked
+    assert len([c for c in stuck if not c["executed"]]) >= 1
     assert all("duplicate" in c["blocked_reason"] for c in stuck if not c["executed"])
     assert len(executed(pred)) <= 6  # the aggregate kind's hard budget
     assert pred.answerability == "proxy_only"
@@ -122,7 +124,7 @@ def test_rate_limited_tool_feedback_names_the_alternative_and_the_agent_switches
 
 
 def test_a_failed_tool_is_not_called_again_even_when_the_lm_insists(bundled_index, use_lm):
-    queries = iter(["Ruby programming language creator", "Yukihiro Matsumoto birthplace Japan"])
+    queries = iter(["Ruby programming language creator", "Ruby creator Yukihiro Matsumoto birthplace"])
     web = rate_limited_web()
     engine = ScriptedEngine(classify=classify("multi_hop"),
                             step=lambda p: step(next(queries), tool="web_search") if "Osaka" not in p else step(move="synthesize"),
@@ -196,7 +198,10 @@ def test_a_final_answer_before_any_search_is_not_accepted(bundled_index, use_lm)
                             synthesize=lambda _: synth("Jim Tressel is the lieutenant governor.", sources=["jim-tressel"]))
     pred = run(engine, [LocalCorpusSearch(bundled_index)], "Who is the lieutenant governor of Ohio?", use_lm)
     calls = executed(pred)
-    assert len(calls) == 1 and calls[0]["origin"] == "tool_first"
+    assert calls[0]["origin"] == "tool_first"
+    # The office passages name no person: the guardrails refine with the program's own queries
+    # (issue 8) instead of accepting an answer with no typed span, then the answer is accepted.
+    assert all(c["origin"] == "program" and c["proposed"] == "synthesize" for c in calls[1:])
     assert pred.stop_reason == "answered"
 
 

@@ -224,7 +224,7 @@ def test_heuristic_queries_need_no_world_knowledge():
     pad = pad_with(("s", "governor lieutenant ohio", ToolStatus.SUCCESS, 3, 3))
     assert heuristic_query(pad, "direct") == "governor lieutenant ohio"
     assert heuristic_query(pad, "entity-focused") == "Ohio"
-    assert heuristic_query(pad, "proxies") is None
+    assert heuristic_query(pad, "proxies") == "Ohio statistics usage downloads stars users"
     pad.facts.append(Fact(source="a", title="t", text="The vacancy was filled when Tressel was sworn; Tressel sworn.", step=1))
     narrower = heuristic_query(pad, "narrower")
     assert narrower.startswith("governor lieutenant ohio") and "tressel" in narrower and "sworn" in narrower

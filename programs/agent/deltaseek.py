@@ -13,7 +13,10 @@ from pathlib import Path
 import dspy
 
 from deltaseek.programs.agent import guardrails as guard
-from deltaseek.programs.agent.fallbacks import best_effort_answer, clean_items, heuristic_query, heuristic_task_kind
+from deltaseek.programs.agent.evidence import (Reading, ambiguous_terms, answer_fits_question, extracted_answer,
+                                               proxy_answer, read_evidence)
+from deltaseek.programs.agent.fallbacks import (best_effort_answer, best_effort_fact, clean_items, heuristic_query,
+                                                heuristic_task_kind)
 from deltaseek.programs.agent.program_file import load_program_file
 from deltaseek.programs.agent.scratchpad import Fact, Scratchpad, StepRecord, ToolCall
 from deltaseek.programs.agent.settings import TASK_PROFILES, AgentSettings
@@ -25,16 +28,21 @@ from deltaseek.signatures import (ClassifyTask, DiversifyQuery, JudgeAnswerabili
                                   step_delta_for_tools)
 from deltaseek.signatures import guidance as text
 
-FACT_CHARS = 400
+FACT_CHARS = 1200
+"""How much of a passage is kept as a fact: the reader reads it whole; prompts show less."""
+PROMPT_FACT_CHARS = 400
 
 
 @dataclass
 class Move:
-    """What a step decided: synthesize, or run `tool` with `query`."""
+    """What a step decided: synthesize, or run `tool` with `query`. A move the program made in
+    place of the LM's carries what the LM proposed and why it was replaced."""
     synthesize: bool
     tool: str = ""
     query: str = ""
     origin: str = "structured"
+    proposed: str | None = None
+    replaced_because: str | None = None
 
 
 class DeltaSeek(dspy.Module):
@@ -152,9 +160,40 @@ class DeltaSeek(dspy.Module):
         record.answerability = out.answerability
         pad.uncertainties = (pad.uncertainties + record.uncertain)[-4:]
         if pad.executed_calls:  # an answerability claim counts only once evidence exists
-            pad.answerability = out.answerability
+            pad.answerability = self.settle_claim(pad, out.answerability)
         record.move = "synthesize" if out.next_move == "synthesize" else f"{out.tool}(\"{out.query}\")"
-        return Move(out.next_move == "synthesize", out.tool, (out.query or "").strip())
+        return self.dispose(pad, Move(out.next_move == "synthesize", out.tool, (out.query or "").strip()))
+
+    def settle_claim(self, pad: Scratchpad, claimed: str) -> str:
+        """The answerability that steers the search: the evidence's reading where it can decide
+        (a 135M model says "unlikely" out of habit), the LM's claim where it cannot."""
+        reading = read_evidence(pad)
+        if reading.answerability == "untyped":
+            return claimed
+        return reading.answerability
+
+    def dispose(self, pad: Scratchpad, move: Move) -> Move:
+        """The guardrails dispose of the LM's proposal: a query without search terms, or an answer
+        before any typed answer is in the facts while strategies remain, becomes the program's move."""
+        if move.synthesize:
+            premature = (pad.executed_calls and pad.answerability == "unknown" and pad.step < pad.soft_budget
+                         and guard.next_unused_strategy(pad) is not None)
+            reason = "no fact found so far holds an answer of the kind asked for" if premature else None
+        else:
+            reason = guard.reject_junk_query(move.query, pad, self.reserved_names)
+        if reason is None:
+            return move
+        return self.program_move(pad, proposed=move.query or "synthesize", reason=reason) or move
+
+    def program_move(self, pad: Scratchpad, proposed: str, reason: str) -> Move | None:
+        """The query code builds for the next unused strategy, on the next tool in the user's order."""
+        while (strategy := guard.next_unused_strategy(pad)) is not None:
+            pad.strategies_used.append(strategy)
+            query = heuristic_query(pad, strategy)
+            if query and not self.why_blocked(pad, Move(False, guard.program_tool(pad, self.tool_names), query)):
+                pad.steps[-1].note = f"replaced {proposed!r}: {reason}; strategy {strategy}"
+                return Move(False, guard.program_tool(pad, self.tool_names), query, "program", proposed, reason)
+        return None
 
     def recover_text_call(self, pad: Scratchpad, record: StepRecord, exc: Exception) -> Move | None:
         raw = getattr(exc, "lm_response", None) or ""
@@ -163,7 +202,7 @@ class DeltaSeek(dspy.Module):
             pad.consecutive_lm_failures = 0
             record.note = "structured output failed; tool call parsed from text"
             record.move = f"{parsed[0]}(\"{parsed[1]}\")"
-            return Move(False, parsed[0], parsed[1], "text")
+            return self.dispose(pad, Move(False, parsed[0], parsed[1], "text"))
         pad.lm_failures += 1
         pad.consecutive_lm_failures += 1
         record.note = f"no usable move ({type(exc).__name__}); counted as no progress"
@@ -183,7 +222,7 @@ class DeltaSeek(dspy.Module):
         while (strategy := guard.next_unused_strategy(pad)) is not None:
             pad.strategies_used.append(strategy)
             query = self.diversified_query(pad, strategy)
-            if query is None:
+            if query is None or guard.reject_junk_query(query, pad, self.reserved_names):
                 continue
             retry = Move(False, move.tool, query, "diversified")
             reason = self.why_blocked(pad, retry)
@@ -210,7 +249,8 @@ class DeltaSeek(dspy.Module):
     def record_blocked(self, pad: Scratchpad, move: Move, reason: str) -> None:
         pad.tool_calls.append(ToolCall(step=pad.step, tool=move.tool, args={"query": move.query},
                                        status=ToolStatus.BLOCKED, executed=False, blocked_reason=reason,
-                                       origin=move.origin))
+                                       origin=move.origin, proposed=move.proposed,
+                                       replaced_because=move.replaced_because))
         blocked = ToolResult(tool=move.tool, query=move.query, status=ToolStatus.BLOCKED, note=reason)
         pad.notes.append(self.observe(pad, blocked))
 
@@ -223,7 +263,8 @@ class DeltaSeek(dspy.Module):
         facts = [Fact(source=h.source, title=h.title, url=h.url, text=h.text[:FACT_CHARS], step=pad.step)
                  for h in result.hits]
         call = ToolCall(step=pad.step, tool=move.tool, args={"query": move.query}, status=result.status,
-                        executed=True, result_count=len(result.hits), origin=move.origin,
+                        executed=True, result_count=len(result.hits), origin=move.origin, proposed=move.proposed,
+                        replaced_because=move.replaced_because,
                         top_score=max((h.score for h in result.hits if h.score is not None), default=None),
                         summary=result.note or ", ".join(h.title for h in result.hits))
         pad.tool_calls.append(call)
@@ -270,37 +311,86 @@ class DeltaSeek(dspy.Module):
         missing = list(dict.fromkeys(pad.uncertainties))[-4:]
         if stop in text.INCOMPLETE_STOPS:
             missing.append(text.STOP_CAVEATS[stop])
-        answer, caveats, assumptions, sources, claimed = self.synthesize_answer(pad, missing)
-        answerability = guard.settle_answerability(pad, claimed)
+        proposal = self.synthesize_answer(pad, missing)
+        reading = read_evidence(pad)
+        answer, origin, sources = self.choose_answer(pad, proposal, reading)
+        answerability = self.final_answerability(pad, reading, proposal, origin)
+        caveats = guard.keep_meaningful(proposal.caveats, pad, self.reserved_names) + self.state_caveats(pad, stop, origin)
+        assumptions = guard.keep_meaningful(proposal.assumptions, pad, self.reserved_names) + ambiguous_terms(pad)
         missing_subjects = guard.subjects_missing_from_facts(pad)
         if not pad.facts or missing_subjects:
             about = ", ".join(missing_subjects) or f"\"{pad.question}\""
-            answer = f"No information found about {about}: no passage found mentions it."
-            sources = []
-        if stop in text.STOP_CAVEATS:
-            caveats.append(text.STOP_CAVEATS[stop])
-        pad.candidate_answer, pad.answerability = answer, answerability
+            answer, origin, sources = f"No information found about {about}: no passage found mentions it.", "evidence", []
+        pad.candidate_answer, pad.answerability, pad.answer_origin = answer, answerability, origin
         pad.assumptions = list(dict.fromkeys(pad.assumptions + assumptions))
         return dspy.Prediction(
             answer=answer, answerability=answerability, caveats=list(dict.fromkeys(caveats)),
-            assumptions=pad.assumptions, sources=sources, stop_reason=stop, steps=pad.step,
-            tool_calls=[c.model_dump(mode="json") for c in pad.tool_calls], scratchpad=pad,
+            assumptions=pad.assumptions, sources=sources, stop_reason=stop, steps=pad.step, answer_origin=origin,
+            proposed_answer=proposal.answer, tool_calls=[c.model_dump(mode="json") for c in pad.tool_calls],
+            scratchpad=pad,
         )
 
-    def synthesize_answer(self, pad: Scratchpad, missing: list[str]):
-        facts = [f"[{f.source}] {f.title}: {f.text}" for f in pad.facts[-8:]]
+    def choose_answer(self, pad: Scratchpad, proposal: Proposal, reading: Reading) -> tuple[str, str, list[str]]:
+        """The LM's answer if it is grounded in a fact and fits the question's type; else the span
+        the reader extracted (with its sentence's fact as the source); else the best evidence."""
         known = {f.source for f in pad.facts}
+        if (proposal.answer and pad.facts and guard.answer_is_grounded(proposal.answer, pad)
+                and answer_fits_question(proposal.answer, pad.question)):
+            return proposal.answer, "lm", [s for s in proposal.sources if s in known] or [f.source for f in pad.facts[:3]]
+        if reading.spans:
+            return extracted_answer(reading), "extracted", list(dict.fromkeys(e.source for e in reading.spans))
+        if reading.proxies:
+            titles = {f.source: f.title for f in pad.facts}
+            return (proxy_answer(pad.question, reading, titles), "extracted",
+                    list(dict.fromkeys(e.source for e in reading.proxies)))
+        best = best_effort_fact(pad)
+        return best_effort_answer(pad), "evidence", [best.source] if best else []
+
+    def final_answerability(self, pad: Scratchpad, reading: Reading, proposal: Proposal, origin: str) -> str:
+        """From the evidence where it decides. The LM's label may tighten it only when its own
+        answer passed the checks; it never makes an answer without a typed span "direct"."""
+        if reading.answerability == "untyped":
+            return guard.settle_answerability(pad, proposal.answerability)
+        if reading.answerability == "unknown":
+            tightened = proposal.answerability if proposal.answerability in ("proxy_only", "unlikely") else None
+            return tightened or ("proxy_only" if origin == "lm" else "unlikely")
+        if (origin == "lm" and reading.answerability == "direct"
+                and proposal.answerability in ("proxy_only", "unlikely")):
+            return proposal.answerability
+        return reading.answerability
+
+    def state_caveats(self, pad: Scratchpad, stop: StopReason, origin: str) -> list[str]:
+        """Caveats the program states from its own state, whatever the LM wrote."""
+        caveats = []
+        if stop in text.STOP_CAVEATS:
+            caveats.append(text.STOP_CAVEATS[stop])
+        for call in pad.executed_calls:
+            if call.status.failed:
+                caveats.append(f"{call.tool} failed ({call.status.value}): {call.summary}")
+        if origin == "extracted":
+            caveats.append("The model's answer did not fit the question or the facts; the answer was read "
+                           "from the passages found.")
+        elif origin == "evidence":
+            caveats.append("No passage found states an answer of the kind asked for; the answer quotes the "
+                           "most relevant evidence.")
+        return caveats
+
+    def synthesize_answer(self, pad: Scratchpad, missing: list[str]) -> Proposal:
+        """The LM's proposed answer; an LM failure is an empty proposal, never a crash."""
+        facts = [f"[{f.source}] {f.title}: {f.text[:PROMPT_FACT_CHARS]}" for f in pad.facts[-8:]]
         try:
             out = self.synthesize(question=pad.question, facts=facts, missing=missing)
-            sources = [s.strip("[] ") for s in (out.sources or []) if s.strip("[] ") in known]
-            answer, caveats = str(out.answer).strip(), clean_items(out.caveats)
-            if pad.facts and not guard.answer_is_grounded(answer, pad):
-                answer = best_effort_answer(pad)
-                caveats.append("The model's answer was not supported by the facts found; "
-                               "this answer quotes the best evidence instead.")
-            return (answer, caveats, clean_items(out.assumptions),
-                    sources or [f.source for f in pad.facts[:3]], out.answerability)
-        except Exception as exc:  # the answer is never skipped: fall back to the evidence itself
-            return (best_effort_answer(pad), [f"The synthesis step failed ({type(exc).__name__}); "
-                                              "this answer quotes the best evidence found."],
-                    [], [f.source for f in pad.facts[:1]], None)
+        except Exception as exc:
+            return Proposal("", [f"The synthesis step failed ({type(exc).__name__})."], [], [], None)
+        return Proposal(str(out.answer or "").strip(), clean_items(out.caveats), clean_items(out.assumptions),
+                        [str(x).strip("[] ") for x in out.sources or []], out.answerability)
+
+
+@dataclass
+class Proposal:
+    """What the synthesis step proposed, before the guardrails dispose of it."""
+    answer: str
+    caveats: list[str]
+    assumptions: list[str]
+    sources: list[str]
+    answerability: str | None

@@ -10,10 +10,14 @@ from deltaseek.programs.agent.scratchpad import Fact, Scratchpad
 from deltaseek.programs.text import meaningful_tokens, named_entities
 
 
-def best_effort_answer(pad: Scratchpad) -> str:
-    """Quote the fact that best matches the question: its named subjects count double."""
+PROXY_TERMS = ("statistics", "usage", "downloads", "stars", "users")
+"""What stands in for an unpublished figure (seed 000: GitHub stars, downloads, case studies)."""
+
+
+def best_effort_fact(pad: Scratchpad) -> Fact | None:
+    """The fact that best matches the question: its named subjects count double."""
     if not pad.facts:
-        return f"No information found about \"{pad.question}\"."
+        return None
     terms = meaningful_tokens(pad.question)
     subjects = meaningful_tokens(" ".join(named_entities(pad.question)))
 
@@ -21,7 +25,14 @@ def best_effort_answer(pad: Scratchpad) -> str:
         words = meaningful_tokens(fact.title + " " + fact.text)
         return len(terms & words) + len(subjects & words)
 
-    best = max(pad.facts, key=relevance)
+    return max(pad.facts, key=relevance)
+
+
+def best_effort_answer(pad: Scratchpad) -> str:
+    """Quote the most relevant fact (`best_effort_fact`), the citation pointing at that same fact."""
+    best = best_effort_fact(pad)
+    if best is None:
+        return f"No information found about \"{pad.question}\"."
     return f"Best evidence found ({best.title}): {best.text[:300]}"
 
 
@@ -47,6 +58,15 @@ def heuristic_query(pad: Scratchpad, strategy: str) -> str | None:
         return " ".join(keywords) or None
     if strategy == "entity-focused":
         return " ".join(named_entities(pad.question)) or None
+    if strategy == "broader":  # the topic without the particular thing named
+        named = meaningful_tokens(" ".join(named_entities(pad.question)))
+        return " ".join(k for k in keywords if k not in named) or None
+    if strategy == "proxies":  # indirect signals when a figure is not published
+        subjects = named_entities(pad.question) or keywords[:2]
+        return " ".join(subjects + list(PROXY_TERMS)) or None
+    if strategy == "temporal":
+        years = sorted(set(re.findall(r"\b(?:19|20)\d{2}\b", " ".join(f.text for f in pad.facts))))
+        return " ".join(keywords + [years[-1] if years else "latest"]) or None
     if strategy == "narrower" and pad.facts:
         used = set(keywords).union(*(meaningful_tokens(q) for q in pad.tried_queries))
         counts = Counter(t for f in pad.facts for t in re.findall(r"[a-z0-9]{3,}", f.text.lower())

@@ -3,6 +3,8 @@ none of them needs an LM, so each is unit-tested on its own."""
 
 from __future__ import annotations
 
+import re
+
 from deltaseek.programs.agent.scratchpad import Scratchpad
 from deltaseek.programs.agent.settings import STRATEGIES
 from deltaseek.programs.text import meaningful_tokens, named_entities, normalize_query
@@ -132,3 +134,66 @@ def settle_answerability(pad: Scratchpad, claimed: str | None) -> str:
         if value in ("proxy_only", "unlikely"):
             return value
     return claimed if claimed in ANSWERABILITY else "direct"
+
+
+# --- content guards: every LM output is checked before it is used ---------------------------
+
+DSPY_PLACEHOLDERS = ("not supplied for this particular example",)
+"""What DSPy writes into a demo field the demo lacks; a small model copies it into its replies."""
+_REPEATED_RUN = re.compile(r"(.{1,3})\1{3,}")
+COPIED_WORDS = 8
+"""A query this long that stands word for word in a fact or observation is a copied sentence."""
+
+
+def evidence_tokens(pad: Scratchpad) -> set[str]:
+    return meaningful_tokens(" ".join(f.title + " " + f.text for f in pad.facts))
+
+
+def reject_junk_query(query: str, pad: Scratchpad, reserved_names: set[str]) -> str | None:
+    """Why a proposed query carries no search terms, or None. A query must hold a meaningful
+    term of the question or of the facts found; it must not be a run of repeated characters
+    ("3.0.0.0.0"), a field, tool, strategy or answerability name, or a sentence copied out of
+    an observation."""
+    if not query.strip():
+        return "the query is empty"
+    if echo := block_echo_query(query, reserved_names):
+        return echo
+    if _REPEATED_RUN.search(query.replace(" ", "")):
+        return "the query is a run of repeated characters"
+    terms = meaningful_tokens(query)
+    if not terms & (meaningful_tokens(pad.question) | evidence_tokens(pad)):
+        return "the query holds no term of the question or of the facts found"
+    words = normalize_query(query).split()
+    if len(words) >= COPIED_WORDS:
+        copied = " ".join(words)
+        seen = [normalize_query(f.text) for f in pad.facts] + [normalize_query(s.observation) for s in pad.steps]
+        if any(copied in text for text in seen):
+            return "the query is a sentence copied from the results, not search terms"
+    return None
+
+
+def is_echo(item: str, pad: Scratchpad, reserved_names: set[str]) -> bool:
+    """A caveat or assumption that says nothing: a field, tool or answerability name, DSPy's
+    placeholder, or words sharing no term with the question or the facts."""
+    text = item.strip().strip(".:;-* ").lower()
+    if not text or any(p in text for p in DSPY_PLACEHOLDERS):
+        return True
+    names = {n.lower() for n in reserved_names} | set(ANSWERABILITY) | {"unknown", "not found", "none", "n/a"}
+    if text in names or text.replace(" ", "_") in names:
+        return True
+    if block_echo_query(item, reserved_names):
+        return True
+    return not meaningful_tokens(item) & (meaningful_tokens(pad.question) | evidence_tokens(pad))
+
+
+def keep_meaningful(items: list[str], pad: Scratchpad, reserved_names: set[str]) -> list[str]:
+    return [item for item in items if not is_echo(item, pad, reserved_names)]
+
+
+def program_tool(pad: Scratchpad, tool_names: list[str]) -> str:
+    """The tool for a move the program makes itself: each healthy tool in the user's order
+    before any is used again (the one used least, earliest in the order)."""
+    broken = failed_tools(pad)
+    healthy = [t for t in tool_names if t not in broken] or tool_names
+    uses = {t: sum(1 for c in pad.executed_calls if c.tool == t) for t in healthy}
+    return min(healthy, key=lambda t: (uses[t], healthy.index(t)))

@@ -23,7 +23,13 @@ class ToolCall(BaseModel):
     new_facts: int = 0
     top_score: float | None = None
     blocked_reason: str | None = None
-    origin: Literal["structured", "text", "diversified", "rerouted", "tool_first"] = "structured"
+    origin: Literal["structured", "text", "diversified", "rerouted", "tool_first", "program"] = "structured"
+    """Who chose the call: the LM (structured or text), the LM asked for another angle (diversified),
+    or the program (rerouted from a failed tool, tool first, or `program`: its own query in place of
+    an unusable proposal)."""
+    proposed: str | None = None
+    """What the LM proposed when the program replaced it."""
+    replaced_because: str | None = None
     summary: str = ""
 
     @property
@@ -59,6 +65,8 @@ class Scratchpad(BaseModel):
     facts: list[Fact] = Field(default_factory=list)
     uncertainties: list[str] = Field(default_factory=list)
     candidate_answer: str | None = None
+    answer_origin: Literal["lm", "extracted", "evidence"] | None = None
+    """lm: the model's answer passed the checks; extracted: a span read from a fact; evidence: a quote."""
     answerability: AnswerabilityStatus = "unknown"
     steps: list[StepRecord] = Field(default_factory=list)
     soft_budget: int = 4

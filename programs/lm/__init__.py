@@ -7,6 +7,7 @@ from deltaseek.programs.lm.factory import (
     configure_lm,
     embedded_engine,
     is_embedded,
+    is_fatal_lm_error,
     make_lm,
 )
 from deltaseek.programs.lm.llamacpp import LlamaCppEngine, bound_schema, find_smollm2_gguf
@@ -21,5 +22,6 @@ __all__ = [
     "embedded_engine",
     "find_smollm2_gguf",
     "is_embedded",
+    "is_fatal_lm_error",
     "make_lm",
 ]

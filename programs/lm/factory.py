@@ -83,3 +83,19 @@ def configure_lm(model: str | None = None, api_base: str | None = None, **kwargs
     lm = make_lm(model, api_base, **kwargs)
     dspy.configure(lm=lm, adapter=adapter_for(lm))
     return lm
+
+
+FATAL_LM_ERRORS = frozenset({"AuthenticationError", "PermissionDeniedError", "NotFoundError", "APIConnectionError",
+                             "BudgetExceededError", "ContentPolicyViolationError"})
+"""litellm's errors (by class name, so the embedded path never imports litellm) that no retry
+and no other prompt can fix: a missing key, an unknown model, a server that cannot be reached."""
+
+
+def is_fatal_lm_error(exc: BaseException) -> bool:
+    """Whether an LM failure means the LM cannot be used at all (stop and say so), rather than
+    one bad reply (count it as no progress and go on)."""
+    if isinstance(exc, LMConfigError):
+        return True
+    if isinstance(exc, ValueError) and str(exc).startswith("No LM is loaded"):
+        return True  # DSPy's own error when nothing is configured
+    return bool({cls.__name__ for cls in type(exc).__mro__} & FATAL_LM_ERRORS)

@@ -1,0 +1,124 @@
+"""What the facts found say about the question, decided in code: the typed answer spans, the
+related figures (proxies), answerability, and the ambiguous terms an answer must state how it read.
+
+The LM's own labels may tighten this reading; they never turn "no typed answer found" into
+"direct" (see `DeltaSeek.finish`).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from deltaseek.programs.agent import guardrails as guard
+from deltaseek.programs.agent.reader import (Extracted, candidate_spans, expected_answer_types, extract_answer,
+                                             fits_type, metric_phrase, sentences,
+                                             states_the_metric)
+from deltaseek.programs.agent.scratchpad import Fact, Scratchpad
+from deltaseek.programs.text import meaningful_tokens, named_entities
+
+NUMBER_WORDS = {str(i): w for i, w in enumerate("zero one two three four five six seven eight nine ten".split())}
+
+
+@dataclass
+class Reading:
+    """The program's own reading of the evidence."""
+
+    spans: list[Extracted] = field(default_factory=list)
+    """A typed span for each part of the question, from facts about its subject."""
+    proxies: list[Extracted] = field(default_factory=list)
+    """Figures about the subject that are not the figure asked for (stars for an adoption rate)."""
+    answerability: str = "unknown"
+    """direct, proxy_only, unlikely, unknown (about the subject, but no typed answer yet), or
+    untyped (the question names no answer type to look for: the LM's label decides)."""
+
+    @property
+    def answered(self) -> bool:
+        return bool(self.spans)
+
+
+def read_evidence(pad: Scratchpad) -> Reading:
+    calls = pad.executed_calls
+    if not pad.facts and calls and all(c.status.failed for c in calls):
+        return Reading(answerability="unknown")  # the tools failed: nothing is known about the question yet
+    if not pad.facts or guard.subjects_missing_from_facts(pad):
+        return Reading(answerability="unlikely")
+    kinds = expected_answer_types(pad.question)
+    if set(kinds) <= {"other", "yes_no"}:
+        return Reading(answerability="untyped")  # no span type to look for: the evidence cannot decide
+    found = extract_answer(pad.question, pad.facts)
+    direct = [e for e in found if e.kind != "number" or states_the_metric(pad.question, e)]
+    if direct and len(direct) == len(found) and (len(found) == len(kinds) or kinds == ["other"]):
+        return Reading(spans=direct, answerability="direct")
+    if "number" in kinds:
+        proxies = figures_about_subject(pad)
+        if proxies:
+            return Reading(proxies=proxies, answerability="proxy_only")
+    return Reading(spans=direct, answerability="unknown")
+
+
+def figures_about_subject(pad: Scratchpad, limit: int = 3) -> list[Extracted]:
+    """Numbers in sentences that name the question's subject: what a proxy answer can offer."""
+    asked = meaningful_tokens(metric_phrase(pad.question) or "")
+    subjects = (meaningful_tokens(" ".join(named_entities(pad.question))) | meaningful_tokens(pad.question)) - asked
+    figures: list[Extracted] = []
+    for fact in pad.facts:
+        for sentence in sentences(fact.text):
+            words = meaningful_tokens(fact.title + " " + sentence)
+            if not subjects & words:
+                continue
+            for span, _ in candidate_spans(sentence, "number"):
+                figures.append(Extracted(span, sentence, fact.source, "number", len(subjects & words)))
+    figures.sort(key=lambda e: -e.score)
+    seen: set[str] = set()
+    return [f for f in figures if not (f.source in seen or seen.add(f.source))][:limit]
+
+
+def answer_fits_question(answer: str, question: str) -> bool:
+    """Whether an answer is of the kind asked for: a person for "who", a date for "when", one
+    fitting answer per part of a two-part question."""
+    kinds = expected_answer_types(question)
+    return all(fits_type(answer, kind) for kind in kinds)
+
+
+def extracted_answer(reading: Reading) -> str:
+    return "; ".join(e.span for e in reading.spans)
+
+
+def proxy_answer(question: str, reading: Reading, titles: dict[str, str]) -> str:
+    """The answer when only proxies exist: say the figure was not found, then what was."""
+    asked = metric_phrase(question) or "exact"
+    found = "; ".join(f"{e.span} ({titles.get(e.source, e.source)}: {e.sentence})" for e in reading.proxies)
+    return f"No {asked} figure was found in the sources. Related figures found: {found}"
+
+
+def _normalized(text: str) -> str:
+    words = re.findall(r"\w+", text.lower())
+    return " ".join(NUMBER_WORDS.get(w, w) for w in words)
+
+
+def ambiguous_terms(pad: Scratchpad) -> list[str]:
+    """Assumptions for question terms the sources use for several things ("magnificent 7": the
+    stocks or the film): each names the reading taken, the one whose passage shares most words
+    with the rest of the evidence, and the readings set aside."""
+    question = _normalized(pad.question)
+    meanings: dict[str, dict[str, Fact]] = {}
+    for fact in pad.facts:
+        head = re.sub(r"\s*\(.*?\)", "", fact.title.split(":")[0])
+        head = _normalized(re.sub(r"^the\s+", "", head, flags=re.I))
+        if head and re.search(rf"\b{re.escape(head)}\b", question) and meaningful_tokens(head):
+            meanings.setdefault(head, {}).setdefault(fact.title.split(":")[0].strip(), fact)
+    notes = []
+    for head, by_title in meanings.items():
+        if len(by_title) < 2:
+            continue
+        def fit(title: str) -> int:
+            others = " ".join(f.text for f in pad.facts if f.title.split(":")[0].strip() not in by_title)
+            return len(meaningful_tokens(by_title[title].text) & meaningful_tokens(others + " " + pad.question))
+        chosen, *others = sorted(by_title, key=lambda t: -fit(t))
+        words = [w.strip("?!,;:\"'") for w in pad.question.split()]
+        ngrams = (" ".join(words[i:j]) for i in range(len(words)) for j in range(i + 1, min(i + 5, len(words) + 1)))
+        spelled = next((g for g in ngrams if _normalized(g) == head), head)
+        notes.append(f"Read \"{spelled}\" as {chosen}; the sources also use it for {', '.join(others)}.")
+    return notes
+

@@ -1,0 +1,272 @@
+"""The extractive answer floor: read the facts found and pull out the span that answers the question.
+
+No LM: the question's wording decides the expected answer type (person, place, date, number,
+address, yes/no, other); the facts' sentences are ranked against the question with BM25; in the
+best sentences, spans of the expected type are scored by how close they stand to the question's
+own words. A span the question already contains is never an answer. At 135M parameters code
+reads a passage better than the model does; a capable model's answer passes `answer_fits_question`
+and is kept.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Literal
+
+from deltaseek.programs.text import meaningful_tokens, stopwords
+
+AnswerType = Literal["person", "place", "date", "number", "address", "yes_no", "other"]
+
+_MONTHS = "January|February|March|April|May|June|July|August|September|October|November|December"
+_DATE = re.compile(rf"\b(?:\d{{1,2}} (?:{_MONTHS}) \d{{4}}|(?:{_MONTHS}) \d{{1,2}}, \d{{4}}|(?:{_MONTHS}) \d{{4}}|"
+                   rf"(?:1[5-9]|20)\d{{2}})\b")
+_NUMBER = re.compile(r"(?<![\w.])(?:US\$|\$|€|£)?\d[\d,]*(?:\.\d+)?(?:\s?(?:%|percent|million|billion|thousand))?"
+                     r"|\b(?:tens|hundreds|thousands|millions|billions) of \w+")
+_STREET = r"(?:Avenue|Street|Road|Boulevard|Lane|Drive|Way|Place|Square|Plaza|Parkway|Court|Ave\.|St\.|Blvd\.|Rd\.)"
+_ADDRESS = re.compile(rf"\b\d{{1,5}}(?:[-–]\d{{1,5}})? (?:[A-Z0-9][\w'.-]* ){{0,4}}{_STREET}")
+# Capitalized words, with the small words names carry inside them ("Guido van Rossum").
+_NAME = re.compile(r"\b[A-Z][\w'’.-]*(?:\s+(?:(?:van|von|de|der|da|del|di|le|bin)\s+)?[A-Z][\w'’.-]*)*")
+_QUOTED = re.compile(r"\s*[\"“”][^\"“”]{1,30}[\"“”]\s*")
+_PLACE_CUE = re.compile(r"\b(?:in|at|from|near|to)\s*$")
+_PRONOUN = re.compile(r"\b(?:he|she|they|it|his|her|its)\b", re.I)
+_PAST_RANGE = re.compile(r"\b(?:served|former(?:ly)?|was previously|until)\b|\bfrom \d{4} to \d{4}\b", re.I)
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z\"“(])")
+_PRESENT = re.compile(r"\b(?:is|are|current|currently|now|today)\b", re.I)
+# Words that make a capitalized run an institution, a place or a work rather than a person.
+_NOT_A_PERSON = frozenset("""assembly university college school state states senate house court company corporation
+inc ltd party building street avenue river city county republic kingdom department ministry council committee
+association foundation institute museum prize award series film festival league club team church hospital
+airport station bank index president vice governor lieutenant senator minister king queen prince mayor
+chairman director general judge""".split()) | {m.lower() for m in _MONTHS.split("|")}
+_METRIC = re.compile(r"(?:\b([a-z]\w*) )?\b(rate|percentage|share|number|population|count|size|price|cost|amount)\b"
+                     r"(?: of ([a-z]\w*))?|\bhow many ([a-z]\w*)")
+"""The figure a number question asks for, with the lower-case word naming what is counted."""
+
+QUESTION_TYPES: list[tuple[re.Pattern, AnswerType]] = [
+    (re.compile(r"\b(?:street )?address\b", re.I), "address"),
+    (re.compile(r"\b(?:who|whom|whose)\b", re.I), "person"),
+    (re.compile(r"\bwhere\b|\bin (?:what|which) (?:city|country|place|state|town)\b", re.I), "place"),
+    (re.compile(r"\bwhen\b|\b(?:what|which) (?:year|date|day|month)\b|\bin what year\b", re.I), "date"),
+    (re.compile(r"\bhow (?:many|much|long|old|tall|far|big)\b|\b(?:what|which) (?:is|was|are) the "
+                r"(?:\w+ )?(?:population|number|rate|percentage|share|count|size|price|cost|amount)\b", re.I),
+     "number"),
+    (re.compile(r"^\s*(?:is|are|was|were|does|do|did|can|could|has|have|will|should)\b", re.I), "yes_no"),
+]
+
+
+def expected_answer_types(question: str) -> list[AnswerType]:
+    """One expected type per part of the question ("Who created X, and where was he born?" ->
+    person, place), in the order asked; "other" when the wording names none."""
+    found: list[tuple[int, AnswerType]] = []
+    for pattern, kind in QUESTION_TYPES:
+        for match in pattern.finditer(question):
+            if kind == "person" and found and found[-1][1] == "address":
+                continue
+            found.append((match.start(), kind))
+    ordered = [kind for _, kind in sorted(found)]
+    if "address" in ordered:  # "the street address of ..." names one thing, asked one way
+        return ["address"]
+    return list(dict.fromkeys(ordered)) or ["other"]
+
+
+def question_parts(question: str, count: int) -> list[str]:
+    """The question split into one clause per expected type (on ", and" / "and where" ...)."""
+    if count <= 1:
+        return [question]
+    parts = re.split(r",?\s+and\s+(?=(?:who|whom|whose|where|when|what|which|how)\b)", question, flags=re.I)
+    return parts if len(parts) == count else [question] * count
+
+
+def sentences(text: str) -> list[str]:
+    return [s.strip() for s in _SENTENCE_END.split(text) if s.strip()]
+
+
+@dataclass(frozen=True)
+class Extracted:
+    """An answer span, the sentence it came from and the fact (source id) holding that sentence."""
+
+    span: str
+    sentence: str
+    source: str
+    kind: AnswerType
+    score: float
+
+
+def candidate_spans(sentence: str, kind: AnswerType) -> list[tuple[str, int]]:
+    """(span, character offset) of every span of the type in the sentence."""
+    if kind == "address":
+        return [(m.group(0), m.start()) for m in _ADDRESS.finditer(sentence)]
+    if kind == "date":
+        return [(m.group(0), m.start()) for m in _DATE.finditer(sentence)]
+    if kind == "number":
+        spans = []
+        for m in _NUMBER.finditer(sentence):
+            if _DATE.fullmatch(m.group(0)):
+                continue
+            # "140,000 stars": the noun after a figure says what it counts
+            unit = re.match(r"\s+(?:of\s+)?([a-z][\w-]*)", sentence[m.end():])
+            noun = unit.group(0) if unit and unit.group(1) not in stopwords() else ""
+            spans.append((m.group(0) + noun, m.start()))
+        return spans
+    if kind in ("person", "place"):
+        text = _QUOTED.sub(" ", sentence) if kind == "person" else sentence
+        spans = []
+        for match in _NAME.finditer(text):
+            words = [w for w in match.group(0).split() if w.lower() not in stopwords() or w[0].isupper()]
+            while words and words[0].lower() in stopwords():
+                words.pop(0)  # "The", "In" open a sentence, they do not start a name
+            if not words:
+                continue
+            span = " ".join(words).rstrip(".,")
+            offset = sentence.find(words[0]) if kind == "person" else match.start()
+            if kind == "place" and not _PLACE_CUE.search(sentence[:max(0, match.start())]):
+                continue  # a place is where something is: "in Osaka", "at 620 ...", "from Japan"
+            if kind == "person" and len(words) == 1 and match.start() == 0:
+                continue  # one capitalized word opening a sentence is too often not a name
+            if kind == "person" and ({w.lower().strip(".,") for w in words} & _NOT_A_PERSON
+                                     or not re.search(r"[a-z]{2}", span)):
+                continue  # an institution, or an abbreviation such as "U.S."
+            spans.append((span, max(offset, 0)))
+        return spans
+    return []
+
+
+def _word_positions(sentence: str) -> list[tuple[int, str]]:
+    return [(m.start(), m.group(0).lower()) for m in re.finditer(r"\w+", sentence)]
+
+
+def _anchor(sentence: str, terms: set[str]) -> int | None:
+    """Where the question's words stand in the sentence: the longest run of them, its end."""
+    words = _word_positions(sentence)
+    best, best_len, run = None, 0, 0
+    for i, (offset, word) in enumerate(words):
+        run = run + 1 if word in terms else 0
+        if run and run >= best_len:
+            best, best_len = offset, run
+    return best
+
+
+def _distance(a: int, b: int, sentence: str) -> int:
+    lo, hi = sorted((a, b))
+    return len(re.findall(r"\w+", sentence[lo:hi]))
+
+
+def rank_sentences(question_terms: set[str], facts: list) -> list[tuple[float, str, object]]:
+    """(score, sentence, fact) for every sentence of the facts, best first. BM25 over the
+    sentences themselves (bm25s), plus a share of the whole passage's overlap with the question,
+    which carries the context a single sentence leaves to pronouns."""
+    import bm25s
+
+    rows = [(s, fact) for fact in facts for s in sentences(fact.text)]
+    if not rows or not question_terms:
+        return []
+    retriever = bm25s.BM25()
+    corpus = [[t for t in re.findall(r"\w+", s.lower())] for s, _ in rows]
+    retriever.index(corpus, show_progress=False)
+    terms = [t for t in question_terms if t in retriever.vocab_dict]
+    if not terms:
+        return []
+    ids, scores = retriever.retrieve([terms], k=len(rows), show_progress=False)
+    ranked = []
+    for i, score in zip(ids[0], scores[0]):
+        sentence, fact = rows[int(i)]
+        passage = len(question_terms & meaningful_tokens(fact.title + " " + fact.text)) / len(question_terms)
+        ranked.append((float(score) + passage, sentence, fact))
+    return sorted(ranked, key=lambda r: -r[0])
+
+
+def extract_span(question: str, kind: AnswerType, facts: list, extra_terms: set[str] | None = None,
+                 top_sentences: int = 40) -> Extracted | None:
+    """The best span of type `kind` in the facts that the question does not already contain."""
+    if kind in ("yes_no", "other") or not facts:
+        return None
+    own_terms = meaningful_tokens(question)
+    question_terms = own_terms | (extra_terms or set())
+    asked_words = {w.lower() for w in re.findall(r"\w+", question)}
+    present = bool(_PRESENT.search(question))
+    best: Extracted | None = None
+    for relevance, sentence, fact in rank_sentences(question_terms, facts)[:top_sentences]:
+        anchor = _anchor(sentence, own_terms)  # near what this part asks, not near the context words
+        if anchor is None:
+            continue  # a sentence with none of the question's words answers it only by chance
+        candidates = candidate_spans(sentence, kind)
+        if kind == "person" and candidate_spans(fact.title, "person") and _PRONOUN.search(sentence):
+            # Encyclopedic passages speak of their subject as "he"/"she": the title stands in for it.
+            pronoun = _PRONOUN.search(sentence)
+            candidates.append((re.sub(r"\s*\(.*\)$", "", fact.title), pronoun.start()))
+        for span, offset in candidates:
+            if kind == "person" and len(span.split()) == 1:
+                span = full_name(span, facts)  # "Tressel" -> "Jim Tressel"; "American" -> no name: dropped
+                if span is None:
+                    continue
+            span_words = {w.lower() for w in re.findall(r"\w+", span)}
+            if not span_words or span_words <= asked_words:
+                continue  # the question's own words are not its answer
+            if span_words & asked_words and kind == "person":
+                continue  # "Ohio General Assembly" for a question about Ohio: a name from the question
+            closeness = 1.0 / (1 + _distance(offset, anchor, sentence) / 4)
+            score = relevance + 2.0 * closeness
+            if present and _PAST_RANGE.search(sentence):
+                score -= 1.0  # "who is" asks for the holder now, not one who served until a year
+            if best is None or score > best.score:
+                best = Extracted(span.strip(" ,;:"), sentence, fact.source, kind, score)
+    return best
+
+
+def full_name(word: str, facts: list) -> str | None:
+    """The longest name in the facts (titles first) that ends with this one word: how a surname
+    alone points back at the person it stands for."""
+    for texts in ([re.sub(r"\s*\(.*\)$", "", f.title) for f in facts], [f.text for f in facts]):
+        names = [span for text in texts for span, _ in candidate_spans(text, "person")
+                 if len(span.split()) > 1 and span.split()[-1] == word]
+        if names:
+            return max(names, key=len)
+    return None
+
+
+def metric_terms(question: str) -> set[str]:
+    """The words naming the figure a number question asks for ("rate", "adoption")."""
+    terms = set()
+    for match in _METRIC.finditer(question):
+        terms |= {w.lower() for w in match.groups() if w}
+    return terms - stopwords()
+
+
+def metric_phrase(question: str) -> str | None:
+    """The words of a number question that name the figure ("rate of adoption")."""
+    match = _METRIC.search(question)
+    return match.group(0) if match else None
+
+
+def states_the_metric(question: str, extracted: Extracted) -> bool:
+    """Whether a number comes from a sentence about the asked figure itself, not a related one
+    (stars and downloads are proxies for an adoption rate, not the rate)."""
+    wanted = metric_terms(question)
+    return not wanted or bool(wanted & {w.lower() for w in re.findall(r"\w+", extracted.sentence)})
+
+
+def extract_answer(question: str, facts: list) -> list[Extracted]:
+    """One extracted span per part of the question; later parts read with the earlier answers
+    ("where was he born" after "Yukihiro Matsumoto")."""
+    kinds = expected_answer_types(question)
+    found: list[Extracted] = []
+    for part, kind in zip(question_parts(question, len(kinds)), kinds):
+        context = set().union(*(meaningful_tokens(e.span) for e in found)) if found else set()
+        span = extract_span(part, kind, facts, extra_terms=context)
+        if span is not None:
+            found.append(span)
+    return found
+
+
+def fits_type(answer: str, kind: AnswerType) -> bool:
+    """Whether a text could answer a question of this type at all (a date is no answer to "who")."""
+    if kind in ("other", "yes_no"):
+        return bool(answer.strip())
+    if kind in ("person", "place"):
+        return bool(_NAME.search(_QUOTED.sub(" ", answer)))
+    if kind == "date":
+        return bool(_DATE.search(answer))
+    if kind == "number":
+        return bool(_NUMBER.search(answer))
+    return bool(_ADDRESS.search(answer))

@@ -1,0 +1,123 @@
+"""The extractive reader and the content guards on hand-written passages, with no LM."""
+
+import pytest
+
+from deltaseek.programs.agent import guardrails as guard
+from deltaseek.programs.agent.evidence import ambiguous_terms, answer_fits_question, read_evidence
+from deltaseek.programs.agent.reader import expected_answer_types, extract_answer
+from deltaseek.programs.agent.scratchpad import Fact, Scratchpad, ToolCall
+from deltaseek.programs.tools import ToolStatus
+
+PASSAGES = {
+    "ada": ("Ada Quill", "Ada Quill (born 3 March 1971) is a Canadian engineer. She designed the Tern compiler "
+                         "in 1998. She was born in Halifax, Nova Scotia, and studied in Toronto."),
+    "tern": ("Tern (compiler)", "Tern is an optimizing compiler for the Kestrel language. It was designed by "
+                                "Ada Quill at Lumen Labs."),
+    "lumen": ("Lumen Labs", "Lumen Labs is a research company whose headquarters stand at 44 Harbour Street "
+                            "in Halifax. It employs about 320 people."),
+    "mayor": ("Mayor of Brindle", "The mayor of Brindle leads the town council. Mark Olsen served as mayor "
+                                  "from 2010 to 2018. Council member Dana Ruiz was elected in 2022, and she "
+                                  "took office as mayor in January 2023."),
+    "kestrel-stars": ("Kestrel popularity", "The Kestrel repository has about 12,000 stars and 400 contributors."),
+    "kestrel-bird": ("Kestrel (bird)", "The kestrel is a small falcon that hovers while hunting."),
+    "kestrel-lang": ("Kestrel (programming language)", "Kestrel is a systems language compiled by Tern."),
+}
+
+
+def pad_of(question, *ids):
+    pad = Scratchpad(question=question)
+    pad.facts = [Fact(source=i, title=PASSAGES[i][0], text=PASSAGES[i][1], step=1) for i in ids]
+    pad.tool_calls = [ToolCall(step=1, tool="search", args={"query": question}, status=ToolStatus.SUCCESS,
+                               executed=True, result_count=len(ids), new_facts=len(ids))]
+    return pad
+
+
+@pytest.mark.parametrize("question,kinds", [
+    ("Who designed Tern?", ["person"]),
+    ("Where was Ada Quill born?", ["place"]),
+    ("When was Ada Quill born?", ["date"]),
+    ("How many people does Lumen Labs employ?", ["number"]),
+    ("What is the street address of Lumen Labs?", ["address"]),
+    ("Is Tern a compiler?", ["yes_no"]),
+    ("Who designed Tern, and where was she born?", ["person", "place"]),
+    ("Describe the Tern compiler.", ["other"]),
+])
+def test_the_expected_answer_type_comes_from_the_wording(question, kinds):
+    assert expected_answer_types(question) == kinds
+
+
+@pytest.mark.parametrize("question,ids,answer", [
+    ("Who designed Tern?", ("tern", "lumen"), "Ada Quill"),
+    ("Where was Ada Quill born?", ("ada",), "Halifax"),
+    ("When was Ada Quill born?", ("ada",), "3 March 1971"),
+    ("How many people does Lumen Labs employ?", ("lumen",), "320 people"),
+    ("What is the street address of Lumen Labs?", ("lumen", "tern"), "44 Harbour Street"),
+    ("Who is the mayor of Brindle?", ("mayor",), "Dana Ruiz"),  # the holder now, not one who served until 2018
+    ("Who designed Tern, and where was she born?", ("tern", "ada"), "Ada Quill; Halifax"),
+])
+def test_the_reader_extracts_a_typed_span_the_question_does_not_contain(question, ids, answer):
+    spans = extract_answer(question, pad_of(question, *ids).facts)
+    assert "; ".join(s.span for s in spans).startswith(answer)
+    assert all(s.source in ids and s.span in s.sentence or s.span in PASSAGES[s.source][0] for s in spans)
+
+
+def test_a_type_that_does_not_fit_is_not_an_answer():
+    assert not answer_fits_question("2018-2022", "Who is the mayor of Brindle?")
+    assert answer_fits_question("Dana Ruiz", "Who is the mayor of Brindle?")
+    assert not answer_fits_question("Dana Ruiz", "When did Dana Ruiz take office?")
+    assert answer_fits_question("in January 2023", "When did Dana Ruiz take office?")
+
+
+def test_answerability_comes_from_the_evidence():
+    assert read_evidence(pad_of("Who designed Tern?", "tern")).answerability == "direct"
+    rate = pad_of("What is the adoption rate of Kestrel?", "kestrel-stars", "kestrel-lang")
+    reading = read_evidence(rate)
+    assert reading.answerability == "proxy_only" and "12,000 stars" in reading.proxies[0].span
+    assert read_evidence(pad_of("What is the population of Zorbington?", "lumen")).answerability == "unlikely"
+    assert read_evidence(pad_of("Who founded Lumen Labs?", "lumen")).answerability == "unknown"
+
+
+def test_an_ambiguous_term_becomes_an_assumption_naming_the_reading():
+    pad = pad_of("How popular is Kestrel among compiler writers?", "kestrel-bird", "kestrel-lang", "tern")
+    [note] = ambiguous_terms(pad)
+    assert note.startswith('Read "Kestrel" as Kestrel (programming language)') and "Kestrel (bird)" in note
+
+
+@pytest.mark.parametrize("query,problem", [
+    ("", "empty"),
+    ("3.0.0.0.0.0.0", "repeated"),
+    ("#4", "no term"),
+    ("search_corpus", "tool or field names"),
+    ("new_evidence", "tool or field names"),
+    ("The mayor of Brindle leads the town council", "copied"),
+])
+def test_junk_queries_are_rejected_with_a_reason(query, problem):
+    pad = pad_of("Who is the mayor of Brindle?", "mayor")
+    reason = guard.reject_junk_query(query, pad, {"search_corpus", "new_evidence", "query"})
+    assert reason and problem in reason
+
+
+def test_a_real_query_passes_the_guard():
+    pad = pad_of("Who is the mayor of Brindle?", "mayor")
+    assert guard.reject_junk_query("Brindle mayor 2023 council", pad, {"search_corpus"}) is None
+
+
+@pytest.mark.parametrize("item,echo", [
+    ("Not supplied for this particular example.", True),
+    ("unlikely", True),
+    ("search_corpus", True),
+    ("Assumptions", True),
+    ("2018-2022", True),
+    ("No adoption figure for Kestrel is published", False),
+])
+def test_caveats_that_echo_the_prompt_are_dropped(item, echo):
+    pad = pad_of("What is the adoption rate of Kestrel?", "kestrel-stars")
+    assert guard.is_echo(item, pad, {"search_corpus", "caveats", "assumptions"}) is echo
+
+
+def test_the_program_tries_each_tool_in_the_users_order_before_repeating():
+    pad = pad_of("Who designed Tern?", "tern")
+    pad.tool_calls[0].tool = "wikipedia"
+    assert guard.program_tool(pad, ["wikipedia", "search_corpus"]) == "search_corpus"
+    pad.tool_calls.append(pad.tool_calls[0].model_copy(update={"tool": "search_corpus"}))
+    assert guard.program_tool(pad, ["wikipedia", "search_corpus"]) == "wikipedia"
