@@ -256,7 +256,7 @@ class DeltaSeek(dspy.Module):
 
     def execute(self, pad: Scratchpad, move: Move) -> None:
         try:
-            result = self.tools[move.tool](move.query)
+            result = self.tools[move.tool](move.query, seen=frozenset(f.source for f in pad.facts))
         except Exception as exc:  # a tool's own bug becomes an observation, not a crash
             result = ToolResult(tool=move.tool, query=move.query, status=ToolStatus.UNAVAILABLE,
                                 note=f"{type(exc).__name__}: {exc}")

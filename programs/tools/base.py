@@ -48,13 +48,19 @@ class ToolResult(BaseModel):
 
 
 class SearchTool:
-    """A tool the agent can call with one `query` argument."""
+    """A tool the agent can call with one `query` argument.
+
+    A tool that sets `skips_seen` also takes `seen`, the ids of passages the agent has already
+    read, and returns the next-best passages in their place: each search then adds something
+    new, which is the point of refining a query.
+    """
 
     name: str = "search"
     description: str = "Search for passages."
+    skips_seen: bool = False
 
     def search(self, query: str) -> ToolResult:
         raise NotImplementedError
 
-    def __call__(self, query: str) -> ToolResult:
-        return self.search(query)
+    def __call__(self, query: str, seen: frozenset[str] = frozenset()) -> ToolResult:
+        return self.search(query, seen=seen) if self.skips_seen else self.search(query)

@@ -13,12 +13,14 @@ class LocalCorpusSearch(SearchTool):
     name = "search_corpus"
     description = "Search the local document collection (encyclopedia-style passages). Args: query (keywords)."
 
+    skips_seen = True
+
     def __init__(self, index: CorpusIndex, k: int = 3):
         self.index = index
         self.k = k
 
-    def search(self, query: str) -> ToolResult:
-        scored = self.index.search(query, k=self.k)
+    def search(self, query: str, seen: frozenset[str] = frozenset()) -> ToolResult:
+        scored = [s for s in self.index.search(query, k=self.k + len(seen)) if s.passage.id not in seen][: self.k]
         hits = [Hit(title=s.passage.title, text=s.passage.text, score=round(s.score, 3), id=s.passage.id,
                     url=s.passage.url) for s in scored]
         unknown = set(self.index.unknown_terms(query))
