@@ -123,8 +123,7 @@ def test_the_wheel_installs_only_the_deltaseek_package(wheel):
     tops = {name.split("/")[0] for name in names}
     assert tops == {"deltaseek", f"{wheel.name.split('-')[0]}-{wheel.name.split('-')[1]}.dist-info"}
     for data in ("deltaseek/datasets/corpus/seed_corpus.jsonl", "deltaseek/datasets/corpus/musique_corpus.jsonl",
-                 "deltaseek/datasets/seed_set.jsonl", "deltaseek/datasets/musique.jsonl",
-                 "deltaseek/programs/compiled/deltaseek_embedded.json"):
+                 "deltaseek/datasets/seed_set.jsonl", "deltaseek/datasets/musique.jsonl"):
         assert data in names
 
 
