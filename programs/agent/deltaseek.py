@@ -14,13 +14,14 @@ import dspy
 
 from deltaseek.programs.agent import guardrails as guard
 from deltaseek.programs.agent.evidence import (Reading, ambiguous_terms, answer_fits_question, extracted_answer,
-                                               proxy_answer, read_evidence)
+                                               proxy_answer, read_evidence, unexplored_meaning)
 from deltaseek.programs.agent.fallbacks import (best_effort_answer, best_effort_fact, clean_items, heuristic_query,
                                                 heuristic_task_kind)
 from deltaseek.programs.agent.program_file import load_program_file
 from deltaseek.programs.agent.scratchpad import Fact, Scratchpad, StepRecord, ToolCall
 from deltaseek.programs.agent.settings import TASK_PROFILES, AgentSettings
 from deltaseek.programs.agent.text_calls import parse_text_tool_call
+from deltaseek.programs.text import meaningful_tokens, named_entities
 from deltaseek.programs.tools.base import SearchTool, ToolResult, ToolStatus
 from deltaseek.programs.tools.feedback import format_observation
 from deltaseek.programs.tools.registry import build_tools
@@ -122,9 +123,10 @@ class DeltaSeek(dspy.Module):
         pad.soft_budget, pad.hard_budget, pad.strategy_order = soft, hard, list(order)
 
     def task_kind(self, question: str) -> str:
+        """The question's own words decide when a rule matches them; the LM classifies the rest."""
         if question not in self._task_kinds:
-            kind = None
-            if self.settings.classify_with_lm:
+            kind = heuristic_task_kind(question)
+            if kind == "lookup" and self.settings.classify_with_lm:
                 try:
                     kind = self.classify(question=question).kind
                 except Exception:  # any LM failure falls back to the heuristic
@@ -170,23 +172,42 @@ class DeltaSeek(dspy.Module):
         reading = read_evidence(pad)
         if reading.answerability == "untyped":
             return claimed
+        open_leads = guard.uncovered_terms(pad) or unexplored_meaning(pad)
+        if reading.answerability == "proxy_only" and claimed != "proxy_only" and open_leads and self.steps_left(pad):
+            return "unknown"  # proxies so far, the LM does not agree, and a lead is open: follow it first
         return reading.answerability
+
+    @staticmethod
+    def steps_left(pad: Scratchpad) -> bool:
+        """Room for one more search and the answer after it."""
+        return pad.step < pad.hard_budget - 1
 
     def dispose(self, pad: Scratchpad, move: Move) -> Move:
         """The guardrails dispose of the LM's proposal: a query without search terms, or an answer
         before any typed answer is in the facts while strategies remain, becomes the program's move."""
         if move.synthesize:
-            premature = (pad.executed_calls and pad.answerability == "unknown" and pad.step < pad.soft_budget
+            premature = (pad.executed_calls and pad.answerability == "unknown" and self.steps_left(pad)
                          and guard.next_unused_strategy(pad) is not None)
             reason = "no fact found so far holds an answer of the kind asked for" if premature else None
         else:
             reason = guard.reject_junk_query(move.query, pad, self.reserved_names)
         if reason is None:
             return move
-        return self.program_move(pad, proposed=move.query or "synthesize", reason=reason) or move
+        proposed = "synthesize" if move.synthesize else move.query
+        return self.program_move(pad, proposed=proposed, reason=reason) or move
 
     def program_move(self, pad: Scratchpad, proposed: str, reason: str) -> Move | None:
-        """The query code builds for the next unused strategy, on the next tool in the user's order."""
+        """The query code builds for what no fact covers yet, else for the next unused strategy, on the
+        next tool in the user's order."""
+        tool = guard.program_tool(pad, self.tool_names)
+        uncovered = guard.uncovered_terms(pad)
+        targeted = [(unexplored_meaning(pad), "searching a term the sources use in several senses"),
+                    (" ".join(uncovered + sorted(meaningful_tokens(" ".join(named_entities(pad.question))))[:2])
+                     if uncovered and pad.executed_calls else None, "searching what no fact covers")]
+        for query, why in targeted:
+            if query and not self.why_blocked(pad, Move(False, tool, query)):
+                pad.steps[-1].note = f"replaced {proposed!r}: {reason}; {why}"
+                return Move(False, tool, query, "program", proposed, reason)
         while (strategy := guard.next_unused_strategy(pad)) is not None:
             pad.strategies_used.append(strategy)
             query = heuristic_query(pad, strategy)

@@ -11,13 +11,13 @@ import re
 from dataclasses import dataclass, field
 
 from deltaseek.programs.agent import guardrails as guard
+from deltaseek.programs.agent.guardrails import NUMBER_WORDS
 from deltaseek.programs.agent.reader import (Extracted, candidate_spans, expected_answer_types, extract_answer,
                                              fits_type, metric_phrase, sentences,
                                              states_the_metric)
 from deltaseek.programs.agent.scratchpad import Fact, Scratchpad
 from deltaseek.programs.text import meaningful_tokens, named_entities
 
-NUMBER_WORDS = {str(i): w for i, w in enumerate("zero one two three four five six seven eight nine ten".split())}
 
 
 @dataclass
@@ -97,6 +97,32 @@ def _normalized(text: str) -> str:
     return " ".join(NUMBER_WORDS.get(w, w) for w in words)
 
 
+def _title_head(title: str) -> str:
+    """"The Magnificent Seven (1960 film): cast" -> "magnificent seven"."""
+    head = re.sub(r"\s*\(.*?\)", "", title.split(":")[0])
+    return _normalized(re.sub(r"^the\s+", "", head, flags=re.I))
+
+
+def _spelled_in_question(question: str, head: str) -> str:
+    words = [w.strip("?!,;:\"'") for w in question.split()]
+    ngrams = (" ".join(words[i:j]) for i in range(len(words)) for j in range(i + 1, min(i + 5, len(words) + 1)))
+    return next((g for g in ngrams if _normalized(g) == head), head)
+
+
+def unexplored_meaning(pad: Scratchpad) -> str | None:
+    """A question term that a fact's title marks as one of several meanings ("Ruby (gemstone)")
+    and that has not been searched on its own: searching it shows which meanings the sources hold."""
+    question = _normalized(pad.question)
+    searched = {_normalized(q) for q in pad.tried_queries}
+    for fact in pad.facts:
+        if "(" not in fact.title:
+            continue
+        head = _title_head(fact.title)
+        if head and head not in searched and re.search(rf"\b{re.escape(head)}\b", question):
+            return head  # as the titles spell it ("magnificent seven" for "magnificent 7")
+    return None
+
+
 def ambiguous_terms(pad: Scratchpad) -> list[str]:
     """Assumptions for question terms the sources use for several things ("magnificent 7": the
     stocks or the film): each names the reading taken, the one whose passage shares most words
@@ -104,8 +130,7 @@ def ambiguous_terms(pad: Scratchpad) -> list[str]:
     question = _normalized(pad.question)
     meanings: dict[str, dict[str, Fact]] = {}
     for fact in pad.facts:
-        head = re.sub(r"\s*\(.*?\)", "", fact.title.split(":")[0])
-        head = _normalized(re.sub(r"^the\s+", "", head, flags=re.I))
+        head = _title_head(fact.title)
         if head and re.search(rf"\b{re.escape(head)}\b", question) and meaningful_tokens(head):
             meanings.setdefault(head, {}).setdefault(fact.title.split(":")[0].strip(), fact)
     notes = []
@@ -116,9 +141,7 @@ def ambiguous_terms(pad: Scratchpad) -> list[str]:
             others = " ".join(f.text for f in pad.facts if f.title.split(":")[0].strip() not in by_title)
             return len(meaningful_tokens(by_title[title].text) & meaningful_tokens(others + " " + pad.question))
         chosen, *others = sorted(by_title, key=lambda t: -fit(t))
-        words = [w.strip("?!,;:\"'") for w in pad.question.split()]
-        ngrams = (" ".join(words[i:j]) for i in range(len(words)) for j in range(i + 1, min(i + 5, len(words) + 1)))
-        spelled = next((g for g in ngrams if _normalized(g) == head), head)
+        spelled = _spelled_in_question(pad.question, head)
         notes.append(f"Read \"{spelled}\" as {chosen}; the sources also use it for {', '.join(others)}.")
     return notes
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 
+from deltaseek.programs.agent.reader import metric_terms
 from deltaseek.programs.agent.scratchpad import Scratchpad
 from deltaseek.programs.agent.settings import STRATEGIES
 from deltaseek.programs.text import meaningful_tokens, named_entities, normalize_query
@@ -138,6 +139,7 @@ def settle_answerability(pad: Scratchpad, claimed: str | None) -> str:
 
 # --- content guards: every LM output is checked before it is used ---------------------------
 
+NUMBER_WORDS = {str(i): w for i, w in enumerate("zero one two three four five six seven eight nine ten".split())}
 DSPY_PLACEHOLDERS = ("not supplied for this particular example",)
 """What DSPy writes into a demo field the demo lacks; a small model copies it into its replies."""
 _REPEATED_RUN = re.compile(r"(.{1,3})\1{3,}")
@@ -166,10 +168,19 @@ def reject_junk_query(query: str, pad: Scratchpad, reserved_names: set[str]) -> 
     words = normalize_query(query).split()
     if len(words) >= COPIED_WORDS:
         copied = " ".join(words)
-        seen = [normalize_query(f.text) for f in pad.facts] + [normalize_query(s.observation) for s in pad.steps]
-        if any(copied in text for text in seen):
+        if any(copied in normalize_query(f.title + " " + f.text) for f in pad.facts):
             return "the query is a sentence copied from the results, not search terms"
     return None
+
+
+def uncovered_terms(pad: Scratchpad) -> list[str]:
+    """The question's meaningful words that no fact found contains, in the question's order:
+    what the search has not looked at yet (seed 000: each side of a comparison, then proxies)."""
+    evidence = evidence_tokens(pad) | {NUMBER_WORDS.get(t, t) for t in evidence_tokens(pad)}
+    evidence |= {digit for digit, word in NUMBER_WORDS.items() if word in evidence}
+    asked = metric_terms(pad.question)  # a figure no source states is the proxy case, not a lead
+    words = [w for w in normalize_query(pad.question).split() if w.strip(".") in meaningful_tokens(w)]
+    return list(dict.fromkeys(w for w in words if w.strip(".") not in evidence and w not in asked))
 
 
 def is_echo(item: str, pad: Scratchpad, reserved_names: set[str]) -> bool:
@@ -183,7 +194,8 @@ def is_echo(item: str, pad: Scratchpad, reserved_names: set[str]) -> bool:
         return True
     if block_echo_query(item, reserved_names):
         return True
-    return not meaningful_tokens(item) & (meaningful_tokens(pad.question) | evidence_tokens(pad))
+    words = {t for t in meaningful_tokens(item) if re.search(r"[^\W\d_]", t)}  # "2018-2022" says nothing
+    return not words & (meaningful_tokens(pad.question) | evidence_tokens(pad))
 
 
 def keep_meaningful(items: list[str], pad: Scratchpad, reserved_names: set[str]) -> list[str]:

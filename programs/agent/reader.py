@@ -14,7 +14,7 @@ import re
 from dataclasses import dataclass
 from typing import Literal
 
-from deltaseek.programs.text import meaningful_tokens, stopwords
+from deltaseek.programs.text import meaningful_tokens, named_entities, stopwords
 
 AnswerType = Literal["person", "place", "date", "number", "address", "yes_no", "other"]
 
@@ -152,7 +152,8 @@ def _distance(a: int, b: int, sentence: str) -> int:
     return len(re.findall(r"\w+", sentence[lo:hi]))
 
 
-def rank_sentences(question_terms: set[str], facts: list) -> list[tuple[float, str, object]]:
+def rank_sentences(question_terms: set[str], facts: list, subject_terms: frozenset[str] = frozenset()
+                   ) -> list[tuple[float, str, object]]:
     """(score, sentence, fact) for every sentence of the facts, best first. BM25 over the
     sentences themselves (bm25s), plus a share of the whole passage's overlap with the question,
     which carries the context a single sentence leaves to pronouns."""
@@ -171,8 +172,12 @@ def rank_sentences(question_terms: set[str], facts: list) -> list[tuple[float, s
     ranked = []
     for i, score in zip(ids[0], scores[0]):
         sentence, fact = rows[int(i)]
-        passage = len(question_terms & meaningful_tokens(fact.title + " " + fact.text)) / len(question_terms)
-        ranked.append((float(score) + passage, sentence, fact))
+        words = meaningful_tokens(fact.title + " " + fact.text)
+        passage = len(question_terms & words) / len(question_terms)
+        # A passage that names all of the question's subject ("The New York Times") beats one that
+        # shares its common words ("New York"): the subject is what the answer must be about.
+        about = len(subject_terms & words) / len(subject_terms) if subject_terms else 0.0
+        ranked.append((float(score) + passage + 2.0 * about, sentence, fact))
     return sorted(ranked, key=lambda r: -r[0])
 
 
@@ -186,7 +191,8 @@ def extract_span(question: str, kind: AnswerType, facts: list, extra_terms: set[
     asked_words = {w.lower() for w in re.findall(r"\w+", question)}
     present = bool(_PRESENT.search(question))
     best: Extracted | None = None
-    for relevance, sentence, fact in rank_sentences(question_terms, facts)[:top_sentences]:
+    subject = frozenset(meaningful_tokens(" ".join(named_entities(question))))
+    for relevance, sentence, fact in rank_sentences(question_terms, facts, subject)[:top_sentences]:
         anchor = _anchor(sentence, own_terms)  # near what this part asks, not near the context words
         if anchor is None:
             continue  # a sentence with none of the question's words answers it only by chance
