@@ -91,6 +91,9 @@ def print_trace(record: dict) -> None:
         if step["observation"]:
             print("  observation: " + step["observation"].splitlines()[0])
     for call in record["tool_calls"]:
+        if call.get("proposed"):
+            print(f"  replaced: the model proposed {call['proposed']!r} ({call['replaced_because']}); "
+                  f"the program ran {call['tool']}(\"{call['args'].get('query', '')}\")")
         if not call["executed"]:
             print(f"  blocked: {call['tool']}(\"{call['args'].get('query', '')}\"): {call['blocked_reason']}")
     print()
@@ -98,7 +101,9 @@ def print_trace(record: dict) -> None:
 
 def print_answer(record: dict) -> None:
     print(record["answer"])
-    print(f"\nanswerability: {record['answerability']}  (stopped: {record['stop_reason']}; "
+    origin = {"lm": "the model's answer", "extracted": "read from the passages",
+              "evidence": "the best evidence quoted"}.get(record.get("answer_origin"), "")
+    print(f"\nanswer: {origin}; answerability: {record['answerability']}  (stopped: {record['stop_reason']}; "
           f"{record['steps']} steps, {sum(c['executed'] for c in record['tool_calls'])} searches, "
           f"{record['lm_calls']} LM calls, {record['seconds']} s)")
     cited = [" ".join(filter(None, (s["title"], s["url"] or f"[{s['id']}]"))) for s in record["sources"]]

@@ -121,3 +121,10 @@ def test_the_program_tries_each_tool_in_the_users_order_before_repeating():
     assert guard.program_tool(pad, ["wikipedia", "search_corpus"]) == "search_corpus"
     pad.tool_calls.append(pad.tool_calls[0].model_copy(update={"tool": "search_corpus"}))
     assert guard.program_tool(pad, ["wikipedia", "search_corpus"]) == "wikipedia"
+
+
+def test_a_text_the_model_was_given_is_an_echo_when_handed_back():
+    pad = pad_of("Who is the mayor of Brindle?", "mayor")
+    given = ("No materially different query was left to try.",)
+    assert guard.is_echo("No materially different query was left to try.", pad, set(), given)
+    assert not guard.is_echo("Dana Ruiz took office as mayor of Brindle in January 2023", pad, set(), given)

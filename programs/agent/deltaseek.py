@@ -336,8 +336,10 @@ class DeltaSeek(dspy.Module):
         reading = read_evidence(pad)
         answer, origin, sources = self.choose_answer(pad, proposal, reading)
         answerability = self.final_answerability(pad, reading, proposal, origin)
-        caveats = guard.keep_meaningful(proposal.caveats, pad, self.reserved_names) + self.state_caveats(pad, stop, origin)
-        assumptions = guard.keep_meaningful(proposal.assumptions, pad, self.reserved_names) + ambiguous_terms(pad)
+        given = (*missing, *text.STOP_CAVEATS.values())  # handed back, these are echoes, not findings
+        caveats = (guard.keep_meaningful(proposal.caveats, pad, self.reserved_names, given)
+                   + self.state_caveats(pad, stop, origin))
+        assumptions = guard.keep_meaningful(proposal.assumptions, pad, self.reserved_names, given) + ambiguous_terms(pad)
         missing_subjects = guard.subjects_missing_from_facts(pad)
         if not pad.facts or missing_subjects:
             about = ", ".join(missing_subjects) or f"\"{pad.question}\""

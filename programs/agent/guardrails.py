@@ -183,11 +183,14 @@ def uncovered_terms(pad: Scratchpad) -> list[str]:
     return list(dict.fromkeys(w for w in words if w.strip(".") not in evidence and w not in asked))
 
 
-def is_echo(item: str, pad: Scratchpad, reserved_names: set[str]) -> bool:
+def is_echo(item: str, pad: Scratchpad, reserved_names: set[str], given: tuple[str, ...] = ()) -> bool:
     """A caveat or assumption that says nothing: a field, tool or answerability name, DSPy's
-    placeholder, or words sharing no term with the question or the facts."""
+    placeholder, a text the LM was given as input (`given`) handed back, or words sharing no
+    term with the question or the facts."""
     text = item.strip().strip(".:;-* ").lower()
     if not text or any(p in text for p in DSPY_PLACEHOLDERS):
+        return True
+    if any(normalize_query(text) == normalize_query(g) for g in given):
         return True
     names = {n.lower() for n in reserved_names} | set(ANSWERABILITY) | {"unknown", "not found", "none", "n/a"}
     if text in names or text.replace(" ", "_") in names:
@@ -198,8 +201,9 @@ def is_echo(item: str, pad: Scratchpad, reserved_names: set[str]) -> bool:
     return not words & (meaningful_tokens(pad.question) | evidence_tokens(pad))
 
 
-def keep_meaningful(items: list[str], pad: Scratchpad, reserved_names: set[str]) -> list[str]:
-    return [item for item in items if not is_echo(item, pad, reserved_names)]
+def keep_meaningful(items: list[str], pad: Scratchpad, reserved_names: set[str], given: tuple[str, ...] = ()
+                    ) -> list[str]:
+    return [item for item in items if not is_echo(item, pad, reserved_names, given)]
 
 
 def program_tool(pad: Scratchpad, tool_names: list[str]) -> str:
