@@ -336,7 +336,8 @@ class DeltaSeek(dspy.Module):
         reading = read_evidence(pad)
         answer, origin, sources = self.choose_answer(pad, proposal, reading)
         answerability = self.final_answerability(pad, reading, proposal, origin)
-        given = (*missing, *text.STOP_CAVEATS.values())  # handed back, these are echoes, not findings
+        # handed back, the texts the LM was given (what is missing, the queries run) are echoes, not findings
+        given = (*missing, *text.STOP_CAVEATS.values(), *pad.tried_queries, pad.question)
         caveats = (guard.keep_meaningful(proposal.caveats, pad, self.reserved_names, given)
                    + self.state_caveats(pad, stop, origin))
         assumptions = guard.keep_meaningful(proposal.assumptions, pad, self.reserved_names, given) + ambiguous_terms(pad)
