@@ -237,3 +237,22 @@ def test_the_prompt_grows_with_facts_not_with_steps(bundled_index, use_lm):
     assert len(step_prompts) == 2
     # Raw observations are not accumulated: the second prompt holds one observation, not two.
     assert step_prompts[1].count("NEXT STEPS") == 1
+
+
+def test_with_no_lm_configured_the_call_raises_dspys_own_error(bundled_index):
+    import dspy
+
+    program = DeltaSeek(tools=[LocalCorpusSearch(bundled_index)])
+    with dspy.context(lm=None), pytest.raises(ValueError, match="No LM is loaded"):
+        program(question="Who created Ruby?")
+
+
+def test_an_lm_that_cannot_be_reached_ends_the_run_with_its_error(bundled_index, use_lm):
+    class APIConnectionError(Exception):  # litellm's class name: the check goes by name
+        pass
+
+    from dspy.utils.exceptions import LMError
+
+    engine = ScriptedEngine(default=APIConnectionError("Connection refused: http://127.0.0.1:9"))
+    with pytest.raises(LMError, match="Connection refused"):  # DSPy's error, wrapping the provider's
+        run(engine, [LocalCorpusSearch(bundled_index)], "Who created Ruby?", use_lm)

@@ -21,6 +21,7 @@ from deltaseek.programs.agent.program_file import load_program_file
 from deltaseek.programs.agent.scratchpad import Fact, Scratchpad, StepRecord, ToolCall
 from deltaseek.programs.agent.settings import TASK_PROFILES, AgentSettings
 from deltaseek.programs.agent.text_calls import parse_text_tool_call
+from deltaseek.programs.lm import is_embedded, is_fatal_lm_error
 from deltaseek.programs.text import meaningful_tokens, named_entities
 from deltaseek.programs.tools.base import SearchTool, ToolResult, ToolStatus
 from deltaseek.programs.tools.feedback import format_observation
@@ -126,10 +127,11 @@ class DeltaSeek(dspy.Module):
         """The question's own words decide when a rule matches them; the LM classifies the rest."""
         if question not in self._task_kinds:
             kind = heuristic_task_kind(question)
-            if kind == "lookup" and self.settings.classify_with_lm:
+            if kind == "lookup" and self.lm_helps(self.settings.classify_with_lm):
                 try:
                     kind = self.classify(question=question).kind
-                except Exception:  # any LM failure falls back to the heuristic
+                except Exception as exc:  # any LM failure but an unusable LM falls back to the heuristic
+                    raise_if_fatal(exc)
                     kind = None
             self._task_kinds[question] = kind if kind in text.PLANS else heuristic_task_kind(question)
         return self._task_kinds[question]
@@ -154,7 +156,8 @@ class DeltaSeek(dspy.Module):
         pad.notes.clear()
         try:
             out = self.step_delta(question=pad.question, step=record.step, scratchpad=pad.render(), guidance=guidance)
-        except Exception as exc:  # a parse error or a failing LM must not escape forward()
+        except Exception as exc:  # a parse error or a bad reply must not escape forward()
+            raise_if_fatal(exc)
             return self.recover_text_call(pad, record, exc)
         pad.consecutive_lm_failures = 0
         record.new_evidence = clean_items(out.new_evidence)[:3]
@@ -176,6 +179,13 @@ class DeltaSeek(dspy.Module):
         if reading.answerability == "proxy_only" and claimed != "proxy_only" and open_leads and self.steps_left(pad):
             return "unknown"  # proxies so far, the LM does not agree, and a lead is open: follow it first
         return reading.answerability
+
+    @staticmethod
+    def lm_helps(setting: bool | None) -> bool:
+        """A helper call (task kind, another angle) goes to the LM when the setting says so; by
+        default to every LM but the embedded 135M model, whose replies to both were measured
+        junk that the heuristics replaced anyway (issue 9: no LM call whose result goes unused)."""
+        return setting if setting is not None else not is_embedded(dspy.settings.lm)
 
     @staticmethod
     def steps_left(pad: Scratchpad) -> bool:
@@ -258,11 +268,14 @@ class DeltaSeek(dspy.Module):
                 or guard.block_echo_query(move.query, self.reserved_names))
 
     def diversified_query(self, pad: Scratchpad, strategy: str) -> str | None:
+        if not self.lm_helps(self.settings.diversify_with_lm):
+            return heuristic_query(pad, strategy)
         try:
             out = self.diversify(question=pad.question, tried_queries=pad.tried_queries,
                                  facts=[f.text[:160] for f in pad.facts[-6:]], strategy=strategy)
             query = (out.query or "").strip()
-        except Exception:
+        except Exception as exc:
+            raise_if_fatal(exc)
             query = ""
         usable = query and not self.why_blocked(pad, Move(False, self.tool_names[0], query))
         return query if usable else heuristic_query(pad, strategy) or query or None
@@ -307,14 +320,15 @@ class DeltaSeek(dspy.Module):
             return
         strategy = guard.next_unused_strategy(pad)
         pad.notes.append(text.refine_note(reason, strategy))
-        if guard.weak_search_streak(pad) >= self.settings.weak_results_before_judging:
+        weak = guard.weak_search_streak(pad) >= self.settings.weak_results_before_judging
+        if weak and read_evidence(pad).answerability == "untyped":  # where the evidence decides, no LM call
             try:
                 out = self.judge(question=pad.question, facts=[f.text[:160] for f in pad.facts[-6:]],
                                  tried_queries=pad.tried_queries)
-                pad.answerability = out.answerability
+                pad.answerability = self.settle_claim(pad, out.answerability)
                 pad.uncertainties.append(f"answerability {out.answerability}: {out.reason}")
-            except Exception:
-                pass  # without a judgment the exhaustion guard still ends the search
+            except Exception as exc:
+                raise_if_fatal(exc)  # without a judgment the exhaustion guard still ends the search
 
     def guidance(self, pad: Scratchpad) -> str:
         tools = "; ".join(text.TOOL_ENTRY.format(name=t.name, description=t.description) for t in self.tools.values())
@@ -405,9 +419,17 @@ class DeltaSeek(dspy.Module):
         try:
             out = self.synthesize(question=pad.question, facts=facts, missing=missing)
         except Exception as exc:
+            raise_if_fatal(exc)
             return Proposal("", [f"The synthesis step failed ({type(exc).__name__})."], [], [], None)
         return Proposal(str(out.answer or "").strip(), clean_items(out.caveats), clean_items(out.assumptions),
                         [str(x).strip("[] ") for x in out.sources or []], out.answerability)
+
+
+def raise_if_fatal(exc: Exception) -> None:
+    """An LM that cannot be used at all (no LM configured, no key, unknown model, unreachable
+    server) ends the run with its own error: answering from searches alone would look like success."""
+    if is_fatal_lm_error(exc):
+        raise exc
 
 
 @dataclass

@@ -22,7 +22,10 @@ class AgentSettings(BaseModel):
     relevance_drop: float = Field(0.5, gt=0, lt=1, description="A top score below this share of the best so far is a drop in relevance.")
     max_lm_failures: int = Field(3, ge=1, description="This many unusable LM replies in a row stop the search.")
     budgets_from_task_kind: bool = Field(True, description="Let the task kind set soft/hard budgets (seed 004).")
-    classify_with_lm: bool = Field(True, description="Ask the LM for the task kind; the heuristic is the fallback.")
+    classify_with_lm: bool | None = Field(None, description="Ask the LM for the task kind when no rule of the "
+                                          "heuristic matches; None: yes, unless the LM is the embedded model.")
+    diversify_with_lm: bool | None = Field(None, description="Ask the LM for another angle on a blocked query "
+                                           "before the program's own; None: yes, unless the LM is the embedded model.")
 
 
 # Budgets and the order of search strategies for each kind of task (seed 004: the kind sets

@@ -85,10 +85,14 @@ def configure_lm(model: str | None = None, api_base: str | None = None, **kwargs
     return lm
 
 
-FATAL_LM_ERRORS = frozenset({"AuthenticationError", "PermissionDeniedError", "NotFoundError", "APIConnectionError",
-                             "BudgetExceededError", "ContentPolicyViolationError"})
-"""litellm's errors (by class name, so the embedded path never imports litellm) that no retry
-and no other prompt can fix: a missing key, an unknown model, a server that cannot be reached."""
+FATAL_LM_ERRORS = frozenset({
+    # DSPy 3.4's own (dspy.utils.exceptions), which wrap the provider's
+    "LMConfigurationError", "LMNotConfiguredError", "LMAuthError", "LMBillingError", "LMTransportError",
+    # litellm's, found as the cause of DSPy's wrapper
+    "AuthenticationError", "PermissionDeniedError", "NotFoundError", "APIConnectionError", "BudgetExceededError",
+})
+"""Errors (by class name, so the embedded path never imports litellm) that no retry and no other
+prompt can fix: no LM or key, no credit, an unknown model, a server that cannot be reached."""
 
 
 def is_fatal_lm_error(exc: BaseException) -> bool:
@@ -98,4 +102,8 @@ def is_fatal_lm_error(exc: BaseException) -> bool:
         return True
     if isinstance(exc, ValueError) and str(exc).startswith("No LM is loaded"):
         return True  # DSPy's own error when nothing is configured
-    return bool({cls.__name__ for cls in type(exc).__mro__} & FATAL_LM_ERRORS)
+    chain: list[BaseException] = []
+    while exc is not None and exc not in chain and len(chain) < 5:  # DSPy wraps the provider's error
+        chain.append(exc)
+        exc = exc.__cause__ or exc.__context__
+    return any({cls.__name__ for cls in type(e).__mro__} & FATAL_LM_ERRORS for e in chain)
