@@ -128,3 +128,16 @@ def test_a_text_the_model_was_given_is_an_echo_when_handed_back():
     given = ("No materially different query was left to try.",)
     assert guard.is_echo("No materially different query was left to try.", pad, set(), given)
     assert not guard.is_echo("Dana Ruiz took office as mayor of Brindle in January 2023", pad, set(), given)
+
+
+def test_an_answer_fits_only_with_a_span_the_question_does_not_hold():
+    question = "What is the adoption rate of Kestrel in the top 7?"
+    assert not answer_fits_question("The adoption rate of Kestrel in the top 7.0.0.0.0", question)
+    assert not answer_fits_question("The adoption rate of Kestrel in the top 7", question)
+    assert answer_fits_question("About 12 percent of teams use Kestrel", question)
+
+
+def test_a_caveat_copied_from_a_fact_is_an_echo():
+    pad = pad_of("Who designed Tern?", "tern")
+    fact = f"[tern] {PASSAGES['tern'][0]}: {PASSAGES['tern'][1]}"
+    assert guard.is_echo("[tern] Tern (compiler): Tern is an optimizing compiler for the", pad, set(), (fact,))

@@ -351,7 +351,8 @@ class DeltaSeek(dspy.Module):
         answer, origin, sources = self.choose_answer(pad, proposal, reading)
         answerability = self.final_answerability(pad, reading, proposal, origin)
         # handed back, the texts the LM was given (what is missing, the queries run) are echoes, not findings
-        given = (*missing, *text.STOP_CAVEATS.values(), *pad.tried_queries, pad.question)
+        given = (*missing, *text.STOP_CAVEATS.values(), *pad.tried_queries, pad.question,
+                 *(f"[{f.source}] {f.title}: {f.text}" for f in pad.facts))
         caveats = (guard.keep_meaningful(proposal.caveats, pad, self.reserved_names, given)
                    + self.state_caveats(pad, stop, origin))
         assumptions = guard.keep_meaningful(proposal.assumptions, pad, self.reserved_names, given) + ambiguous_terms(pad)

@@ -76,9 +76,14 @@ def figures_about_subject(pad: Scratchpad, limit: int = 3) -> list[Extracted]:
 
 def answer_fits_question(answer: str, question: str) -> bool:
     """Whether an answer is of the kind asked for: a person for "who", a date for "when", one
-    fitting answer per part of a two-part question."""
-    kinds = expected_answer_types(question)
-    return all(fits_type(answer, kind) for kind in kinds)
+    fitting answer per part of a two-part question; the fitting span must not be the question's
+    own words ("... in the magnificent 7.0.0.0" holds a number, the question's), nor junk."""
+    if guard.REPEATED_RUN.search(answer.replace(" ", "")):
+        return False
+    asked = {w.lower() for w in re.findall(r"\w+", question)}
+    words = [w for w in re.findall(r"[\w'’.,-]+", answer) if w.lower().strip(".,") not in asked]
+    new_part = " ".join(words)
+    return all(fits_type(new_part, kind) for kind in expected_answer_types(question))
 
 
 def extracted_answer(reading: Reading) -> str:

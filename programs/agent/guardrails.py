@@ -142,7 +142,7 @@ def settle_answerability(pad: Scratchpad, claimed: str | None) -> str:
 NUMBER_WORDS = {str(i): w for i, w in enumerate("zero one two three four five six seven eight nine ten".split())}
 DSPY_PLACEHOLDERS = ("not supplied for this particular example",)
 """What DSPy writes into a demo field the demo lacks; a small model copies it into its replies."""
-_REPEATED_RUN = re.compile(r"(.{1,3})\1{3,}")
+REPEATED_RUN = re.compile(r"(.{1,3})\1{3,}")
 COPIED_WORDS = 8
 """A query this long that stands word for word in a fact or observation is a copied sentence."""
 
@@ -160,7 +160,7 @@ def reject_junk_query(query: str, pad: Scratchpad, reserved_names: set[str]) -> 
         return "the query is empty"
     if echo := block_echo_query(query, reserved_names):
         return echo
-    if _REPEATED_RUN.search(query.replace(" ", "")):
+    if REPEATED_RUN.search(query.replace(" ", "")):
         return "the query is a run of repeated characters"
     terms = meaningful_tokens(query)
     if not terms & (meaningful_tokens(pad.question) | evidence_tokens(pad)):
@@ -190,8 +190,9 @@ def is_echo(item: str, pad: Scratchpad, reserved_names: set[str], given: tuple[s
     text = item.strip().strip(".:;-* ").lower()
     if not text or any(p in text for p in DSPY_PLACEHOLDERS):
         return True
-    if any(normalize_query(text) == normalize_query(g) for g in given):
-        return True
+    said = normalize_query(text)
+    if any(said == normalize_query(g) or len(said) >= 20 and said[:60] in normalize_query(g) for g in given):
+        return True  # handed back, whole or as a copied stretch of a fact
     names = {n.lower() for n in reserved_names} | set(ANSWERABILITY) | {"unknown", "not found", "none", "n/a"}
     if text in names or text.replace(" ", "_") in names:
         return True
