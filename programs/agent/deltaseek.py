@@ -12,6 +12,7 @@ from pathlib import Path
 
 import dspy
 
+from deltaseek.errors import ToolConfigError
 from deltaseek.programs.agent import guardrails as guard
 from deltaseek.programs.agent.evidence import (Reading, ambiguous_terms, answer_fits_question, extracted_answer,
                                                proxy_answer, read_evidence, unexplored_meaning)
@@ -59,7 +60,7 @@ class DeltaSeek(dspy.Module):
         super().__init__()
         tools = build_tools("local") if tools is None else list(tools)
         if not tools:
-            raise ValueError("DeltaSeek needs at least one tool")
+            raise ToolConfigError("DeltaSeek needs at least one tool")
         self.tools = {tool.name: tool for tool in tools}
         self.settings = settings or AgentSettings()
         self.step_delta = dspy.Predict(step_delta_for_tools(list(self.tools)))
