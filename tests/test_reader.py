@@ -41,6 +41,8 @@ def pad_of(question, *ids):
     ("Is Tern a compiler?", ["yes_no"]),
     ("Who designed Tern, and where was she born?", ["person", "place"]),
     ("Describe the Tern compiler.", ["other"]),
+    ("Who led the country where the composer of Tern was a citizen?", ["person"]),  # "where" relative
+    ("What is the usual snowfall in the city where Lumen Labs was founded?", ["other"]),
 ])
 def test_the_expected_answer_type_comes_from_the_wording(question, kinds):
     assert expected_answer_types(question) == kinds

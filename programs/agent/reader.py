@@ -55,27 +55,32 @@ QUESTION_TYPES: list[tuple[re.Pattern, AnswerType]] = [
 ]
 
 
+LEAD_CHARS = 24
+"""A question word further in than this is a relative pronoun ("the country where ..."), not the
+question's own: "What is the snowfall in the city where X formed?" asks for a figure, not a place."""
+_PARTS = re.compile(r",?\s+and\s+(?=(?:who|whom|whose|where|when|what|which|how|in what)\b)", re.I)
+
+
+def part_type(part: str) -> AnswerType:
+    """The type one clause asks for, from its leading question words ("address" anywhere)."""
+    if QUESTION_TYPES[0][0].search(part):
+        return "address"
+    for pattern, kind in QUESTION_TYPES[1:]:
+        match = pattern.search(part)
+        if match and match.start() <= LEAD_CHARS:
+            return kind
+    return "other"
+
+
+def question_parts(question: str) -> list[str]:
+    """The question split into its own questions ("Who created X, and where was he born?")."""
+    return _PARTS.split(question)
+
+
 def expected_answer_types(question: str) -> list[AnswerType]:
     """One expected type per part of the question ("Who created X, and where was he born?" ->
     person, place), in the order asked; "other" when the wording names none."""
-    found: list[tuple[int, AnswerType]] = []
-    for pattern, kind in QUESTION_TYPES:
-        for match in pattern.finditer(question):
-            if kind == "person" and found and found[-1][1] == "address":
-                continue
-            found.append((match.start(), kind))
-    ordered = [kind for _, kind in sorted(found)]
-    if "address" in ordered:  # "the street address of ..." names one thing, asked one way
-        return ["address"]
-    return list(dict.fromkeys(ordered)) or ["other"]
-
-
-def question_parts(question: str, count: int) -> list[str]:
-    """The question split into one clause per expected type (on ", and" / "and where" ...)."""
-    if count <= 1:
-        return [question]
-    parts = re.split(r",?\s+and\s+(?=(?:who|whom|whose|where|when|what|which|how)\b)", question, flags=re.I)
-    return parts if len(parts) == count else [question] * count
+    return [part_type(part) for part in question_parts(question)]
 
 
 def sentences(text: str) -> list[str]:
@@ -257,7 +262,7 @@ def extract_answer(question: str, facts: list) -> list[Extracted]:
     ("where was he born" after "Yukihiro Matsumoto")."""
     kinds = expected_answer_types(question)
     found: list[Extracted] = []
-    for part, kind in zip(question_parts(question, len(kinds)), kinds):
+    for part, kind in zip(question_parts(question), kinds):
         context = set().union(*(meaningful_tokens(e.span) for e in found)) if found else set()
         span = extract_span(part, kind, facts, extra_terms=context)
         if span is not None:
