@@ -22,9 +22,18 @@ def stopwords() -> frozenset[str]:
     return frozenset(STOPWORDS_EN_PLUS) | QUESTION_WORDS | QUERY_FILLERS
 
 
+_SCRIPT_CHANGE = re.compile(r"(?<=[A-Za-z0-9])(?=[^\x00-\x7f\W])|(?<=[^\x00-\x7f\W])(?=[A-Za-z0-9])")
+
+
+def words(text: str) -> list[str]:
+    """Words, split where the script changes too: "Rubyの作者" is "Ruby" and "の作者", as a
+    space would separate them in a language that writes spaces."""
+    return _WORD.findall(_SCRIPT_CHANGE.sub(" ", text))
+
+
 def normalize_query(query: str) -> str:
     """Lower-case words with punctuation and extra spaces dropped: the identity of a query."""
-    return " ".join(_WORD.findall(query.lower()))
+    return " ".join(words(query.lower()))
 
 
 def meaningful_tokens(text: str) -> set[str]:
@@ -36,7 +45,7 @@ def meaningful_tokens(text: str) -> set[str]:
 def named_entities(text: str) -> list[str]:
     """Capitalized words that are not stopwords: what a question or query is about."""
     skip = stopwords()
-    return [w for w in _WORD.findall(text) if w[:1].isupper() and w.lower() not in skip]
+    return [w for w in words(text) if w[:1].isupper() and w.lower() not in skip]
 
 
 def key_terms(query: str) -> list[str]:

@@ -256,3 +256,30 @@ def test_an_lm_that_cannot_be_reached_ends_the_run_with_its_error(bundled_index,
     engine = ScriptedEngine(default=APIConnectionError("Connection refused: http://127.0.0.1:9"))
     with pytest.raises(LMError, match="Connection refused"):  # DSPy's error, wrapping the provider's
         run(engine, [LocalCorpusSearch(bundled_index)], "Who created Ruby?", use_lm)
+
+
+def test_when_every_search_fails_the_answer_says_so_and_is_not_unlikely(use_lm):
+    down = ScriptedWeb(lambda q, n: ToolResult(tool="web_search", query=q, status=ToolStatus.UNAVAILABLE,
+                                               note="cannot reach the search service (ConnectError)"))
+    engine = ScriptedEngine(classify=classify("lookup"), step=lambda _: step("Ruby creator", tool="web_search"),
+                            synthesize=lambda _: synth("No information found about Ruby.", answerability="unlikely"))
+    pred = run(engine, [down], "Who created Ruby?", use_lm)
+    assert pred.answer.startswith("No answer: every search failed (web_search: cannot reach the search service")
+    assert pred.answerability != "unlikely"
+    assert any("web_search failed" in c for c in pred.caveats)
+
+
+@pytest.mark.parametrize("question,problem", [("", "empty"), ("x" * 20_000, "20,000 characters")])
+def test_an_empty_or_huge_question_is_refused_before_any_work(bundled_index, question, problem):
+    from deltaseek import UsageError
+
+    with pytest.raises(UsageError, match=problem):
+        DeltaSeek(tools=[LocalCorpusSearch(bundled_index)])(question=question)
+
+
+def test_a_subject_written_beside_another_script_is_found(bundled_index, use_lm):
+    engine = ScriptedEngine(step=lambda _: step("Yukihiro Matsumoto Ruby"),
+                            synthesize=lambda _: synth("大阪", sources=["matz"]))
+    pred = run(engine, [LocalCorpusSearch(bundled_index)], "Rubyの作者 Yukihiro Matsumoto はどこで生まれましたか？", use_lm)
+    assert "No information found" not in pred.answer
+    assert "matz" in [f.source for f in pred.scratchpad.facts]

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import dspy
 
-from deltaseek.errors import ToolConfigError
+from deltaseek.errors import ToolConfigError, UsageError
 from deltaseek.programs.agent import guardrails as guard
 from deltaseek.programs.agent.evidence import (Reading, ambiguous_terms, answer_fits_question, extracted_answer,
                                                proxy_answer, read_evidence, unexplored_meaning)
@@ -89,7 +89,7 @@ class DeltaSeek(dspy.Module):
         return set(self.tools) | set(self.step_delta.signature.fields) | set(guard.STRATEGIES)
 
     def forward(self, question: str) -> dspy.Prediction:
-        pad = Scratchpad(question=question)
+        pad = Scratchpad(question=check_question(question))
         self.begin(pad)
         stop: StopReason | None = None
         while stop is None:
@@ -361,6 +361,10 @@ class DeltaSeek(dspy.Module):
         if not pad.facts or missing_subjects:
             about = ", ".join(missing_subjects) or f"\"{pad.question}\""
             answer, origin, sources = f"No information found about {about}: no passage found mentions it.", "evidence", []
+        if all(c.status.failed for c in pad.executed_calls):
+            # Nothing was searched, so nothing is known to be missing: say that the tools failed.
+            faults = "; ".join(dict.fromkeys(f"{c.tool}: {c.summary or c.status.value}" for c in pad.executed_calls))
+            answer, origin, sources, answerability = f"No answer: every search failed ({faults}).", "evidence", [], "unknown"
         pad.candidate_answer, pad.answerability, pad.answer_origin = answer, answerability, origin
         pad.assumptions = list(dict.fromkeys(pad.assumptions + assumptions))
         return dspy.Prediction(
@@ -425,6 +429,21 @@ class DeltaSeek(dspy.Module):
             return Proposal("", [f"The synthesis step failed ({type(exc).__name__})."], [], [], None)
         return Proposal(str(out.answer or "").strip(), clean_items(out.caveats), clean_items(out.assumptions),
                         [str(x).strip("[] ") for x in out.sources or []], out.answerability)
+
+
+MAX_QUESTION_CHARS = 2000
+"""Longer input is not a question but a document: every step's prompt would overflow the context."""
+
+
+def check_question(question: str) -> str:
+    """The question, stripped; UsageError when it is empty or longer than MAX_QUESTION_CHARS."""
+    question = (question or "").strip()
+    if not question:
+        raise UsageError("the question is empty")
+    if len(question) > MAX_QUESTION_CHARS:
+        raise UsageError(f"the question is {len(question):,} characters long; at most {MAX_QUESTION_CHARS:,} are "
+                         "accepted (put documents in a corpus and ask about them)")
+    return question
 
 
 def raise_if_fatal(exc: Exception) -> None:
