@@ -14,7 +14,7 @@ from pathlib import Path
 
 SEED_QUESTIONS = (
     "Who is the lieutenant governor of Ohio?",
-    "Where was the creator of Ruby born?",
+    "Who created the Ruby programming language, and where was he born?",
     "What is the street address of The New York Times headquarters?",
     "What is the population of Xyzzyville?",
     "What is the current rate of adoption for Ollama vs llama.cpp in the magnificent 7?",
