@@ -143,3 +143,12 @@ def test_a_caveat_copied_from_a_fact_is_an_echo():
     pad = pad_of("Who designed Tern?", "tern")
     fact = f"[tern] {PASSAGES['tern'][0]}: {PASSAGES['tern'][1]}"
     assert guard.is_echo("[tern] Tern (compiler): Tern is an optimizing compiler for the", pad, set(), (fact,))
+
+
+def test_a_passage_that_mentions_the_term_does_not_vote_for_its_meaning(monkeypatch):
+    monkeypatch.setitem(PASSAGES, "kestrel-film", ("Kestrel (film)", "Kestrel is a 1990 film; its sequel was a film too."))
+    monkeypatch.setitem(PASSAGES, "kestrel-review", ("Film reviews", "Critics called Kestrel the film of the year."))
+    monkeypatch.setitem(PASSAGES, "compilers", ("Compilers", "A compiler translates a systems language to code."))
+    pad = pad_of("How popular is Kestrel?", "kestrel-film", "kestrel-review", "kestrel-lang", "compilers")
+    [note] = ambiguous_terms(pad)
+    assert note.startswith('Read "Kestrel" as Kestrel (programming language)')

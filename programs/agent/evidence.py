@@ -97,6 +97,11 @@ def proxy_answer(question: str, reading: Reading, titles: dict[str, str]) -> str
     return f"No {asked} figure was found in the sources. Related figures found: {found}"
 
 
+def stems(text: str) -> set[str]:
+    """Meaningful words cut to five letters, so "compiler" and "compiled" meet."""
+    return {w[:5] for w in meaningful_tokens(text)}
+
+
 def _normalized(text: str) -> str:
     words = re.findall(r"\w+", text.lower())
     return " ".join(NUMBER_WORDS.get(w, w) for w in words)
@@ -142,9 +147,13 @@ def ambiguous_terms(pad: Scratchpad) -> list[str]:
     for head, by_title in meanings.items():
         if len(by_title) < 2:
             continue
+        # The context is what the evidence says apart from the term: a passage that mentions the
+        # term itself ("remade as The Magnificent Seven") would vote for its own meaning.
+        context = " ".join(f.text for f in pad.facts if head not in _normalized(f.title + " " + f.text))
+
         def fit(title: str) -> int:
-            others = " ".join(f.text for f in pad.facts if f.title.split(":")[0].strip() not in by_title)
-            return len(meaningful_tokens(by_title[title].text) & meaningful_tokens(others + " " + pad.question))
+            words = stems(by_title[title].text)
+            return 2 * len(words & stems(pad.question)) + len(words & stems(context))
         chosen, *others = sorted(by_title, key=lambda t: -fit(t))
         spelled = _spelled_in_question(pad.question, head)
         notes.append(f"Read \"{spelled}\" as {chosen}; the sources also use it for {', '.join(others)}.")
