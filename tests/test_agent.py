@@ -172,7 +172,8 @@ def test_the_hard_budget_is_never_exceeded(bundled_index, use_lm, hard_budget):
     words = iter(["ohio river", "ruby gemstone", "times square", "github stars", "python language",
                   "census population", "magnificent film", "rails framework", "lieutenant senate", "gerganov gguf"])
     engine = ScriptedEngine(classify=classify("multi_hop"),
-                            step=lambda _: step(f"{next(words)} {hard_budget} unique terms"),
+                            # each query keeps a term of the question, so the query guard lets it run
+                            step=lambda _: step(f"{next(words)} governor {hard_budget} unique terms"),
                             synthesize=lambda _: synth("A best-effort answer about Ohio.", caveats=["incomplete"]))
     pred = run(engine, [LocalCorpusSearch(bundled_index)], "Who is the lieutenant governor of Ohio?", use_lm,
                hard_budget=hard_budget, soft_budget=1, exhaustion_window=10)

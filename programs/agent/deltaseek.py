@@ -204,6 +204,10 @@ class DeltaSeek(dspy.Module):
             reason = guard.reject_junk_query(move.query, pad, self.reserved_names)
         if reason is None:
             return move
+        if not move.synthesize and pad.answerability == "direct":
+            # the facts already hold a typed answer: the program's best move is to answer
+            pad.steps[-1].note = f"replaced {move.query!r}: {reason}; the facts already answer the question"
+            return Move(True, origin="program", proposed=move.query, replaced_because=reason)
         proposed = "synthesize" if move.synthesize else move.query
         return self.program_move(pad, proposed=proposed, reason=reason) or move
 
