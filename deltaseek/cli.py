@@ -13,7 +13,10 @@ import dspy
 from pydantic import ValidationError
 
 from deltaseek.errors import CorpusError, DeltaSeekError, UsageError
+from deltaseek.bundled import labeled_set
 from deltaseek.optimize import benchmark
+from deltaseek.optimize.compare import compare, format_table
+from deltaseek.optimize.scenario_lms import scenario_lm
 from deltaseek.optimize.compile import OPTIMIZERS, compile_program
 from deltaseek.optimize.evaluate import (SPLIT_CHOICES, EvalReport, corpora_for, evaluate_program, format_comparison,
                                          format_report, load_dataset, select, table_columns)
@@ -169,10 +172,22 @@ def register_optimize_commands(subparsers) -> None:
     optimize.add_argument("--debug", action="store_true", default=argparse.SUPPRESS)
     optimize.set_defaults(handler=cmd_optimize)
 
-    bench = subparsers.add_parser("bench", help="speed and quality figures on the embedded model, printed side by side")
+    bench = subparsers.add_parser("bench", help="deltaseek against dspy.ReAct and ReActV2 on the same LM, tools and "
+                                                 "questions; --speed: the model's and the index's speed figures")
+    bench.add_argument("--dataset", help="labeled questions (default: the bundled seed set)")
+    bench.add_argument("--split", choices=SPLIT_CHOICES, default="test", help="which part to run (default: test)")
+    bench.add_argument("--limit", type=int, help="only the first N examples of the split")
+    bench.add_argument("--scenario", choices=("model", "stubborn", "garbage"), default="model",
+                       help="model: the LM given by --lm (default the embedded one); stubborn: an LM that answers "
+                            "every prompt with the same tool call; garbage: an LM whose replies never parse")
+    bench.add_argument("--budget", type=int, default=8, help="the step budget every program gets (default: 8)")
+    bench.add_argument("--json-out", help="write the table as JSON here too (default: results/bench-TIME.json)")
+    add_agent_options(bench)
+    add_tracking_options(bench)
+    bench.add_argument("--speed", action="store_true", help="print the speed figures instead (model, index, agents)")
     benchmark.add_options(bench)
     bench.add_argument("--debug", action="store_true", default=argparse.SUPPRESS)
-    bench.set_defaults(handler=benchmark.run)
+    bench.set_defaults(handler=cmd_bench)
 
 
 def add_tracking_options(parser: argparse.ArgumentParser) -> None:
@@ -319,6 +334,47 @@ def cmd_optimize(args) -> int:
         tracker.log_metrics(metrics)
         tracker.log_artifact(out, "program")
     return 0
+
+
+def cmd_bench(args) -> int:
+    """One table, one row per program, from one run; the same as JSON and as one MLflow run per program."""
+    if args.speed:
+        return benchmark.run(args)
+    positive("--limit", args.limit)
+    positive("--budget", args.budget)
+    dataset = args.dataset or str(labeled_set("seed_set"))
+    examples = select(load_dataset(dataset).examples, args.split, args.limit)
+    if not examples:
+        raise UsageError(f"{dataset}: the {args.split} split holds no examples")
+    if not args.corpus:
+        args.corpus = corpora_for(examples)
+    tools = build_tools(args.tools or "local", lambda: CorpusIndex.open(args.corpus), use_cache=not args.no_cache)
+    lm = configure_lm_from(args) if args.scenario == "model" else scenario_lm(args.scenario, tools[0].name)
+    from tqdm import tqdm
+
+    with tqdm(total=len(examples), desc=f"bench {args.scenario}", unit="q", file=sys.stderr) as bar:
+        rows = compare(examples, tools, lm, budget=args.budget, compiled_path=args.program if args.program not in
+                       (None, UNCOMPILED) else None, progress=lambda: bar.update(1))
+    print(format_table(rows))
+    table = {row.program: row.summary() for row in rows}
+    out = Path(args.json_out or Path(RESULTS_DIR) / f"bench-{args.scenario}-{timestamp()}.json")
+    write_json_atomically(out, {"dataset": dataset, "split": args.split, "scenario": args.scenario,
+                                "lm": getattr(lm, "model", ""), "budget": args.budget, "programs": table})
+    print(f"table as JSON: {out}")
+    for program, summary in table.items():
+        with Tracker(args.tracking_uri, run_name=f"bench {program}", traces=False,
+                     experiment=args.experiment) as tracker:
+            tracker.log_params({"command": "bench", "program": program, "dataset": dataset, "split": args.split,
+                                "scenario": args.scenario, "lm": getattr(lm, "model", ""), "budget": args.budget})
+            tracker.log_metrics({k: v for k, v in summary.items() if v is not None})
+    return 0
+
+
+def write_json_atomically(path: Path, data: dict) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    staging = path.with_name(f".{path.name}.tmp")
+    staging.write_text(json.dumps(data, indent=2), encoding="utf-8")
+    staging.replace(path)
 
 
 COMMANDS = {"ask": cmd_ask, "index": cmd_index}

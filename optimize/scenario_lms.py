@@ -1,0 +1,93 @@
+"""Scripted language models for the benchmark's failure scenarios, usable by any DSPy program.
+
+- `StubbornEngine`: answers every prompt with the same tool call (seed 000's loop: the same
+  query again and again), in whatever format the program's adapter asked for.
+- `GarbageEngine`: answers every prompt with text that never parses.
+
+Both implement DSPy 3.4's engine contract (`complete(Request) -> Response`), so they run behind
+`dspy.LM(engine=...)` with DSPy's usage accounting, like the embedded model.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+import dspy
+from dspy import lm15
+
+STUCK_QUERY = "current adoption rates Ollama vs llama.cpp"
+_CHAT_FIELD = re.compile(r"\[\[ ## (\w+) ## \]\]")
+
+
+def prompt_text(request: lm15.Request) -> str:
+    system = request.system if isinstance(request.system, str) else "".join(p.text for p in request.system or ())
+    return system + "\n" + "\n".join(m.text or "" for m in request.messages)
+
+
+def _response(request: lm15.Request, content: str) -> lm15.Response:
+    text = prompt_text(request)
+    return lm15.Response(id=None, model=request.model, message=lm15.Message.assistant(content), finish_reason="stop",
+                         usage=lm15.Usage(input_tokens=len(text) // 4, output_tokens=len(content) // 4))
+
+
+class StubbornEngine:
+    """The same tool call for every prompt: a query field gets the stuck query, a tool field the
+    first tool, a move field "search"; nothing else changes from call to call."""
+
+    supports_response_schema = True
+    supports_function_calling = False
+    supports_reasoning = False
+    supported_params = frozenset({"temperature", "max_tokens", "response_format", "stop", "top_p"})
+
+    def __init__(self, tool_name: str, query: str = STUCK_QUERY):
+        self.tool_name = tool_name
+        self.query = query
+
+    def value_for(self, field: str, schema: dict | None = None) -> Any:
+        kind = (schema or {}).get("type")
+        if "enum" in (schema or {}):
+            return self.tool_name if self.tool_name in schema["enum"] else schema["enum"][0]
+        if field in ("query", "next_tool_args"):
+            return self.query if field == "query" else {"query": self.query}
+        if field in ("tool", "next_tool_name"):
+            return self.tool_name
+        if field == "tool_calls":
+            return {"tool_calls": [{"name": self.tool_name, "args": {"query": self.query}}]}
+        if field == "next_move":
+            return "search"
+        if kind == "array":
+            return []
+        return f"I will search for {self.query}."
+
+    def complete(self, request: lm15.Request) -> lm15.Response:
+        response_format = request.config.response_format or {}
+        schema = response_format.get("schema") if response_format.get("type") == "json_schema" else None
+        if schema and schema.get("properties"):
+            fields = {name: self.value_for(name, spec) for name, spec in schema["properties"].items()}
+            return _response(request, json.dumps(fields))
+        text = prompt_text(request)
+        # DSPy's chat format: the fields to answer are the markers of the reply template, in order.
+        wanted = [f for f in dict.fromkeys(_CHAT_FIELD.findall(text.split("Respond with")[-1])) if f != "completed"]
+        if not wanted:
+            wanted = ["next_thought", "next_tool_name", "next_tool_args"]
+        parts = [f"[[ ## {f} ## ]]\n{json.dumps(v) if isinstance(v := self.value_for(f), (dict, list)) else v}"
+                 for f in wanted]
+        return _response(request, "\n\n".join(parts + ["[[ ## completed ## ]]"]))
+
+
+class GarbageEngine(StubbornEngine):
+    """Replies that never parse: no fields, no JSON, no tool call."""
+
+    def __init__(self):
+        super().__init__(tool_name="")
+
+    def complete(self, request: lm15.Request) -> lm15.Response:
+        return _response(request, "%% ## ?? 3.0.0.0.0 Not supplied for this particular example. ]]")
+
+
+def scenario_lm(name: str, tool_name: str) -> dspy.LM:
+    """The LM of a scripted scenario: "stubborn" or "garbage"."""
+    engine = StubbornEngine(tool_name) if name == "stubborn" else GarbageEngine()
+    return dspy.LM(f"scenario/{name}", engine=engine, cache=False, num_retries=0)
