@@ -284,3 +284,11 @@ def test_a_subject_written_beside_another_script_is_found(bundled_index, use_lm)
     pred = run(engine, [LocalCorpusSearch(bundled_index)], "Rubyの作者 Yukihiro Matsumoto はどこで生まれましたか？", use_lm)
     assert "No information found" not in pred.answer
     assert "matz" in [f.source for f in pred.scratchpad.facts]
+
+
+def test_the_budget_line_counts_the_step_about_to_run(bundled_index, use_lm):
+    engine = ScriptedEngine(classify=classify("lookup"), step=lambda _: step(move="synthesize"),
+                            synthesize=lambda _: synth("Jim Tressel", sources=["jim-tressel"]))
+    run(engine, [LocalCorpusSearch(bundled_index)], "Who is the lieutenant governor of Ohio?", use_lm)
+    first, second = [text for kind, text in engine.prompts if kind == "step"][:2]
+    assert "Step 1 of at most 6 (6 left)" in first and "Step 2 of at most 6" in second

@@ -336,8 +336,9 @@ class DeltaSeek(dspy.Module):
                 raise_if_fatal(exc)  # without a judgment the exhaustion guard still ends the search
 
     def guidance(self, pad: Scratchpad) -> str:
+        """What the step about to run reads besides the scratchpad (its record is already on the pad)."""
         tools = "; ".join(text.TOOL_ENTRY.format(name=t.name, description=t.description) for t in self.tools.values())
-        parts = [text.TOOLS_LINE.format(tools=tools), text.budget_guidance(pad.step, pad.soft_budget, pad.hard_budget)]
+        parts = [text.TOOLS_LINE.format(tools=tools), text.budget_guidance(pad.step - 1, pad.soft_budget, pad.hard_budget)]
         if not pad.executed_calls:
             parts.append(text.START.format(strategy=pad.strategy_order[0], plan=" -> ".join(pad.plan)))
         parts += pad.notes[-2:]
