@@ -41,6 +41,9 @@ def pad_of(question, *ids):
     ("Is Tern a compiler?", ["yes_no"]),
     ("Who designed Tern, and where was she born?", ["person", "place"]),
     ("Describe the Tern compiler.", ["other"]),
+    ("Which company built the Tern compiler?", ["entity"]),
+    ("In what city does Lumen Labs stand?", ["place"]),
+    ("In what language is Tern written?", ["entity"]),
     ("Who led the country where the composer of Tern was a citizen?", ["person"]),  # "where" relative
     ("What is the usual snowfall in the city where Lumen Labs was founded?", ["other"]),
 ])
@@ -56,6 +59,7 @@ def test_the_expected_answer_type_comes_from_the_wording(question, kinds):
     ("What is the street address of Lumen Labs?", ("lumen", "tern"), "44 Harbour Street"),
     ("Who is the mayor of Brindle?", ("mayor",), "Dana Ruiz"),  # the holder now, not one who served until 2018
     ("Who designed Tern, and where was she born?", ("tern", "ada"), "Ada Quill; Halifax"),
+    ("Which language does the Tern optimizing compiler compile?", ("tern", "lumen"), "Kestrel"),
 ])
 def test_the_reader_extracts_a_typed_span_the_question_does_not_contain(question, ids, answer):
     spans = extract_answer(question, pad_of(question, *ids).facts)

@@ -16,7 +16,7 @@ from typing import Literal
 
 from deltaseek.programs.text import meaningful_tokens, named_entities, stopwords
 
-AnswerType = Literal["person", "place", "date", "number", "address", "yes_no", "other"]
+AnswerType = Literal["person", "place", "date", "number", "address", "yes_no", "entity", "other"]
 
 _MONTHS = "January|February|March|April|May|June|July|August|September|October|November|December"
 _DATE = re.compile(rf"\b(?:\d{{1,2}} (?:{_MONTHS}) \d{{4}}|(?:{_MONTHS}) \d{{1,2}}, \d{{4}}|(?:{_MONTHS}) \d{{4}}|"
@@ -52,6 +52,9 @@ QUESTION_TYPES: list[tuple[re.Pattern, AnswerType]] = [
                 r"(?:\w+ )?(?:population|number|rate|percentage|share|count|size|price|cost|amount)\b", re.I),
      "number"),
     (re.compile(r"^\s*(?:is|are|was|were|does|do|did|can|could|has|have|will|should)\b", re.I), "yes_no"),
+    # "What county ...", "Which company ...", "What is the name of ...": a named thing
+    (re.compile(r"^\s*(?:in\s+)?(?:what|which)\s+(?!(?:is|was|are|were|does|did|do|has|have|had|kind|type)\b)[a-z]+"
+                r"|^\s*what (?:is|was) the name of\b", re.I), "entity"),
 ]
 
 
@@ -114,7 +117,7 @@ def candidate_spans(sentence: str, kind: AnswerType) -> list[tuple[str, int]]:
             noun = unit.group(0) if unit and unit.group(1) not in stopwords() else ""
             spans.append((m.group(0) + noun, m.start()))
         return spans
-    if kind in ("person", "place"):
+    if kind in ("person", "place", "entity"):
         text = _QUOTED.sub(" ", sentence) if kind == "person" else sentence
         spans = []
         for match in _NAME.finditer(text):
@@ -274,7 +277,7 @@ def fits_type(answer: str, kind: AnswerType) -> bool:
     """Whether a text could answer a question of this type at all (a date is no answer to "who")."""
     if kind in ("other", "yes_no"):
         return bool(answer.strip())
-    if kind in ("person", "place"):
+    if kind in ("person", "place", "entity"):
         return bool(_NAME.search(_QUOTED.sub(" ", answer)))
     if kind == "date":
         return bool(_DATE.search(answer))
