@@ -14,10 +14,9 @@ import dspy
 
 from deltaseek.errors import ToolConfigError, UsageError
 from deltaseek.programs.agent import guardrails as guard
-from deltaseek.programs.agent.evidence import (Reading, ambiguous_terms, answer_fits_question, extracted_answer,
-                                               proxy_answer, read_evidence, unexplored_meaning)
-from deltaseek.programs.agent.fallbacks import (best_effort_answer, best_effort_fact, clean_items, heuristic_query,
-                                                heuristic_task_kind)
+from deltaseek.programs.agent.answer import Proposal, choose_answer, final_answerability, state_caveats
+from deltaseek.programs.agent.evidence import ambiguous_terms, read_evidence, unexplored_meaning
+from deltaseek.programs.agent.fallbacks import clean_items, heuristic_query, heuristic_task_kind
 from deltaseek.programs.agent.program_file import load_program_file
 from deltaseek.programs.agent.scratchpad import Fact, Scratchpad, StepRecord, ToolCall
 from deltaseek.programs.agent.settings import TASK_PROFILES, AgentSettings
@@ -212,24 +211,26 @@ class DeltaSeek(dspy.Module):
         return self.program_move(pad, proposed=proposed, reason=reason) or move
 
     def program_move(self, pad: Scratchpad, proposed: str, reason: str) -> Move | None:
-        """The query code builds for what no fact covers yet, else for the next unused strategy, on the
-        next tool in the user's order."""
+        """The first of the program's own queries that is not a duplicate, on the next tool in the user's order."""
         tool = guard.program_tool(pad, self.tool_names)
-        uncovered = guard.uncovered_terms(pad)
-        targeted = [(unexplored_meaning(pad), "searching a term the sources use in several senses"),
-                    (" ".join(uncovered + sorted(meaningful_tokens(" ".join(named_entities(pad.question))))[:2])
-                     if uncovered and pad.executed_calls else None, "searching what no fact covers")]
-        for query, why in targeted:
+        for query, why in self.program_queries(pad):
             if query and not self.why_blocked(pad, Move(False, tool, query)):
                 pad.steps[-1].note = f"replaced {proposed!r}: {reason}; {why}"
                 return Move(False, tool, query, "program", proposed, reason)
+        return None
+
+    @staticmethod
+    def program_queries(pad: Scratchpad):
+        """The program's own queries, best first: a term the sources use in several senses, what the
+        question names that no fact covers, then each unused strategy's query (marked used as tried)."""
+        yield unexplored_meaning(pad), "searching a term the sources use in several senses"
+        uncovered = guard.uncovered_terms(pad)
+        if uncovered and pad.executed_calls:
+            subjects = sorted(meaningful_tokens(" ".join(named_entities(pad.question))))
+            yield " ".join(uncovered + subjects[:2]), "searching what no fact covers"
         while (strategy := guard.next_unused_strategy(pad)) is not None:
             pad.strategies_used.append(strategy)
-            query = heuristic_query(pad, strategy)
-            if query and not self.why_blocked(pad, Move(False, guard.program_tool(pad, self.tool_names), query)):
-                pad.steps[-1].note = f"replaced {proposed!r}: {reason}; strategy {strategy}"
-                return Move(False, guard.program_tool(pad, self.tool_names), query, "program", proposed, reason)
-        return None
+            yield heuristic_query(pad, strategy), f"strategy {strategy}"
 
     def recover_text_call(self, pad: Scratchpad, record: StepRecord, exc: Exception) -> Move | None:
         raw = getattr(exc, "lm_response", None) or ""
@@ -354,13 +355,13 @@ class DeltaSeek(dspy.Module):
             missing.append(text.STOP_CAVEATS[stop])
         proposal = self.synthesize_answer(pad, missing)
         reading = read_evidence(pad)
-        answer, origin, sources = self.choose_answer(pad, proposal, reading)
-        answerability = self.final_answerability(pad, reading, proposal, origin)
+        answer, origin, sources = choose_answer(pad, proposal, reading)
+        answerability = final_answerability(pad, reading, proposal, origin)
         # handed back, the texts the LM was given (what is missing, the queries run) are echoes, not findings
         given = (*missing, *text.STOP_CAVEATS.values(), *pad.tried_queries, pad.question,
                  *(f"[{f.source}] {f.title}: {f.text}" for f in pad.facts))
         caveats = (guard.keep_meaningful(proposal.caveats, pad, self.reserved_names, given)
-                   + self.state_caveats(pad, stop, origin))
+                   + state_caveats(pad, stop, origin))
         assumptions = guard.keep_meaningful(proposal.assumptions, pad, self.reserved_names, given) + ambiguous_terms(pad)
         missing_subjects = guard.subjects_missing_from_facts(pad)
         if not pad.facts or missing_subjects:
@@ -378,51 +379,6 @@ class DeltaSeek(dspy.Module):
             proposed_answer=proposal.answer, tool_calls=[c.model_dump(mode="json") for c in pad.tool_calls],
             scratchpad=pad,
         )
-
-    def choose_answer(self, pad: Scratchpad, proposal: Proposal, reading: Reading) -> tuple[str, str, list[str]]:
-        """The LM's answer if it is grounded in a fact and fits the question's type; else the span
-        the reader extracted (with its sentence's fact as the source); else the best evidence."""
-        known = {f.source for f in pad.facts}
-        if (proposal.answer and pad.facts and guard.answer_is_grounded(proposal.answer, pad)
-                and answer_fits_question(proposal.answer, pad.question)):
-            return proposal.answer, "lm", [s for s in proposal.sources if s in known] or [f.source for f in pad.facts[:3]]
-        if reading.spans:
-            return extracted_answer(reading), "extracted", list(dict.fromkeys(e.source for e in reading.spans))
-        if reading.proxies:
-            titles = {f.source: f.title for f in pad.facts}
-            return (proxy_answer(pad.question, reading, titles), "extracted",
-                    list(dict.fromkeys(e.source for e in reading.proxies)))
-        best = best_effort_fact(pad)
-        return best_effort_answer(pad), "evidence", [best.source] if best else []
-
-    def final_answerability(self, pad: Scratchpad, reading: Reading, proposal: Proposal, origin: str) -> str:
-        """From the evidence where it decides. The LM's label may tighten it only when its own
-        answer passed the checks; it never makes an answer without a typed span "direct"."""
-        if reading.answerability == "untyped":
-            return guard.settle_answerability(pad, proposal.answerability)
-        if reading.answerability == "unknown":
-            tightened = proposal.answerability if proposal.answerability in ("proxy_only", "unlikely") else None
-            return tightened or ("proxy_only" if origin == "lm" else "unlikely")
-        if (origin == "lm" and reading.answerability == "direct"
-                and proposal.answerability in ("proxy_only", "unlikely")):
-            return proposal.answerability
-        return reading.answerability
-
-    def state_caveats(self, pad: Scratchpad, stop: StopReason, origin: str) -> list[str]:
-        """Caveats the program states from its own state, whatever the LM wrote."""
-        caveats = []
-        if stop in text.STOP_CAVEATS:
-            caveats.append(text.STOP_CAVEATS[stop])
-        for call in pad.executed_calls:
-            if call.status.failed:
-                caveats.append(f"{call.tool} failed ({call.status.value}): {call.summary}")
-        if origin == "extracted":
-            caveats.append("The model's answer did not fit the question or the facts; the answer was read "
-                           "from the passages found.")
-        elif origin == "evidence":
-            caveats.append("No passage found states an answer of the kind asked for; the answer quotes the "
-                           "most relevant evidence.")
-        return caveats
 
     def synthesize_answer(self, pad: Scratchpad, missing: list[str]) -> Proposal:
         """The LM's proposed answer; an LM failure is an empty proposal, never a crash."""
@@ -456,13 +412,3 @@ def raise_if_fatal(exc: Exception) -> None:
     server) ends the run with its own error: answering from searches alone would look like success."""
     if is_fatal_lm_error(exc):
         raise exc
-
-
-@dataclass
-class Proposal:
-    """What the synthesis step proposed, before the guardrails dispose of it."""
-    answer: str
-    caveats: list[str]
-    assumptions: list[str]
-    sources: list[str]
-    answerability: str | None
