@@ -91,7 +91,8 @@ def test_an_ambiguous_term_becomes_an_assumption_naming_the_reading():
 
 @pytest.mark.parametrize("query,problem", [
     ("", "empty"),
-    ("3.0.0.0.0.0.0", "repeated"),
+    ("3.0.0.0.0.0.0", "repeat"),
+    ("The New York Times, Inc. (The New York Times) (The New York Times, Inc. (The New York Times)", "repeat"),
     ("#4", "no term"),
     ("search_corpus", "tool or field names"),
     ("new_evidence", "tool or field names"),
@@ -156,3 +157,12 @@ def test_a_passage_that_mentions_the_term_does_not_vote_for_its_meaning(monkeypa
     pad = pad_of("How popular is Kestrel?", "kestrel-film", "kestrel-review", "kestrel-lang", "compilers")
     [note] = ambiguous_terms(pad)
     assert note.startswith('Read "Kestrel" as Kestrel (programming language)')
+
+
+@pytest.mark.parametrize("item", [
+    "1. Yukihiro Matsumoto",  # a fragment, not a statement
+    "The New York Times Company (The NewYorkT.Com) (The NewYorkT.Com) (The NewYorkT.Com)",  # degenerate repetition
+])
+def test_fragments_and_repetitions_are_not_caveats(item):
+    pad = pad_of("What is the street address of Lumen Labs?", "lumen")
+    assert guard.is_echo(item, pad, set())

@@ -147,6 +147,21 @@ COPIED_WORDS = 8
 """A query this long that stands word for word in a fact or observation is a copied sentence."""
 
 
+MIN_ITEM_WORDS = 4
+"""A caveat or assumption shorter than this is a fragment ("1. Yukihiro Matsumoto"), not a statement."""
+
+
+def repeats_itself(text: str, times: int = 3) -> bool:
+    """Degenerate output: a run of two to four words that comes back `times` times or more
+    ("The New York Times (The New York Times) (The New York Times ...")."""
+    words = normalize_query(text).split()
+    for n in (2, 3, 4):
+        grams = [" ".join(words[i:i + n]) for i in range(len(words) - n + 1)]
+        if any(grams.count(g) >= times for g in set(grams)):
+            return True
+    return False
+
+
 def evidence_tokens(pad: Scratchpad) -> set[str]:
     return meaningful_tokens(" ".join(f.title + " " + f.text for f in pad.facts))
 
@@ -160,8 +175,8 @@ def reject_junk_query(query: str, pad: Scratchpad, reserved_names: set[str]) -> 
         return "the query is empty"
     if echo := block_echo_query(query, reserved_names):
         return echo
-    if REPEATED_RUN.search(query.replace(" ", "")):
-        return "the query is a run of repeated characters"
+    if REPEATED_RUN.search(query.replace(" ", "")) or repeats_itself(query):
+        return "the query repeats itself (a run of repeated characters or words)"
     terms = meaningful_tokens(query)
     if not terms & (meaningful_tokens(pad.question) | evidence_tokens(pad)):
         return "the query holds no term of the question or of the facts found"
@@ -193,6 +208,8 @@ def is_echo(item: str, pad: Scratchpad, reserved_names: set[str], given: tuple[s
     said = normalize_query(text)
     if any(said == normalize_query(g) or len(said) >= 20 and said[:60] in normalize_query(g) for g in given):
         return True  # handed back, whole or as a copied stretch of a fact
+    if len(said.split()) < MIN_ITEM_WORDS or repeats_itself(item):
+        return True
     names = {n.lower() for n in reserved_names} | set(ANSWERABILITY) | {"unknown", "not found", "none", "n/a"}
     if text in names or text.replace(" ", "_") in names:
         return True
