@@ -166,3 +166,15 @@ def test_a_passage_that_mentions_the_term_does_not_vote_for_its_meaning(monkeypa
 def test_fragments_and_repetitions_are_not_caveats(item):
     pad = pad_of("What is the street address of Lumen Labs?", "lumen")
     assert guard.is_echo(item, pad, set())
+
+
+def test_an_answer_must_be_grounded_in_a_fact_about_the_subject():
+    pad = pad_of("What is the headquarters city of Lumen Labs?", "lumen", "ada")
+    assert guard.answer_is_grounded("Halifax", pad)  # the Lumen Labs passage names Halifax
+    assert not guard.answer_is_grounded("Nova Scotia", pad)  # only the Ada Quill passage does
+
+
+def test_a_copied_stretch_of_a_fact_is_a_quote_not_an_answer():
+    pad = pad_of("Who designed Tern?", "tern")
+    assert guard.quotes_a_fact("Tern is an optimizing compiler for the Kestrel language.", pad)
+    assert not guard.quotes_a_fact("Ada Quill designed it.", pad)

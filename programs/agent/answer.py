@@ -31,7 +31,8 @@ def choose_answer(pad: Scratchpad, proposal: Proposal, reading: Reading) -> tupl
     """The LM's answer if it is grounded in a fact and fits the question's type; else the span
     the reader extracted (with its sentence's fact as the source); else the best evidence."""
     known = {f.source for f in pad.facts}
-    if (proposal.answer and pad.facts and guard.answer_is_grounded(proposal.answer, pad)
+    copied = reading.spans and guard.quotes_a_fact(proposal.answer, pad)  # a quote when a typed span exists
+    if (proposal.answer and pad.facts and guard.answer_is_grounded(proposal.answer, pad) and not copied
             and answer_fits_question(proposal.answer, pad.question)):
         return proposal.answer, "lm", [s for s in proposal.sources if s in known] or [f.source for f in pad.facts[:3]]
     if reading.spans:

@@ -110,12 +110,28 @@ def next_unused_strategy(pad: Scratchpad) -> str | None:
     return next((s for s in pad.strategy_order or STRATEGIES if s not in pad.strategies_used), None)
 
 
+COPIED_WORDS = 8
+"""A query or answer this long that stands word for word in a fact is a copied sentence."""
+
+
 def answer_is_grounded(answer: str, pad: Scratchpad) -> bool:
-    """Whether the answer adds at least one meaningful term that the facts found contain and
-    the question does not: restating the question ("the creator of Ruby was born ...") or a
-    placeholder ("{answer}") is not an answer."""
-    evidence = meaningful_tokens(" ".join(f.title + " " + f.text for f in pad.facts))
-    return bool((meaningful_tokens(answer) - meaningful_tokens(pad.question)) & evidence)
+    """Whether the answer adds at least one meaningful term that a fact about the question's
+    subject contains and the question does not: restating the question ("the creator of Ruby was
+    born ...") or a placeholder ("{answer}") is not an answer, and neither is a term from a fact
+    about something else ("New York City" for the capital of Ohio)."""
+    added = meaningful_tokens(answer) - meaningful_tokens(pad.question)
+    subject = meaningful_tokens(" ".join(named_entities(pad.question)))
+    about = [f for f in pad.facts if subject <= meaningful_tokens(f.title + " " + f.text)] or pad.facts
+    return bool(added & meaningful_tokens(" ".join(f.title + " " + f.text for f in about)))
+
+
+def quotes_a_fact(answer: str, pad: Scratchpad, words: int = COPIED_WORDS) -> bool:
+    """Whether the answer is a stretch of a fact copied word for word: a quote, not an answer."""
+    said = normalize_query(answer).split()
+    if len(said) < words:
+        return False
+    opening = " ".join(said[:words])
+    return any(opening in normalize_query(f.title + " " + f.text) for f in pad.facts)
 
 
 def subjects_missing_from_facts(pad: Scratchpad) -> list[str]:
@@ -143,8 +159,6 @@ NUMBER_WORDS = {str(i): w for i, w in enumerate("zero one two three four five si
 DSPY_PLACEHOLDERS = ("not supplied for this particular example",)
 """What DSPy writes into a demo field the demo lacks; a small model copies it into its replies."""
 REPEATED_RUN = re.compile(r"(.{1,3})\1{3,}")
-COPIED_WORDS = 8
-"""A query this long that stands word for word in a fact or observation is a copied sentence."""
 
 
 MIN_ITEM_WORDS = 4

@@ -54,7 +54,7 @@ QUESTION_TYPES: list[tuple[re.Pattern, AnswerType]] = [
     (re.compile(r"^\s*(?:is|are|was|were|does|do|did|can|could|has|have|will|should)\b", re.I), "yes_no"),
     # "What county ...", "Which company ...", "What is the name of ...": a named thing
     (re.compile(r"^\s*(?:in\s+)?(?:what|which)\s+(?!(?:is|was|are|were|does|did|do|has|have|had|kind|type)\b)[a-z]+"
-                r"|^\s*what (?:is|was) the name of\b", re.I), "entity"),
+                r"|^\s*what (?:is|was|are|were) the (?:\w+ )?\w+ of\b", re.I), "entity"),
 ]
 
 
