@@ -42,7 +42,7 @@ def choose_answer(pad: Scratchpad, proposal: Proposal, reading: Reading) -> tupl
         return (proxy_answer(pad.question, reading, titles), "extracted",
                 list(dict.fromkeys(e.source for e in reading.proxies)))
     best = best_effort_fact(pad)
-    return best_effort_answer(pad), "evidence", [best.source] if best else []
+    return best_effort_answer(pad, best), "evidence", [best.source] if best else []
 
 def final_answerability(pad: Scratchpad, reading: Reading, proposal: Proposal, origin: str) -> str:
     """From the evidence where it decides. The LM's label may tighten it only when its own

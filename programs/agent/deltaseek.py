@@ -126,14 +126,14 @@ class DeltaSeek(dspy.Module):
     def task_kind(self, question: str) -> str:
         """The question's own words decide when a rule matches them; the LM classifies the rest."""
         if question not in self._task_kinds:
-            kind = heuristic_task_kind(question)
+            kind = heuristic = heuristic_task_kind(question)
             if kind == "lookup" and self.lm_helps(self.settings.classify_with_lm):
                 try:
                     kind = self.classify(question=question).kind
                 except Exception as exc:  # any LM failure but an unusable LM falls back to the heuristic
                     raise_if_fatal(exc)
                     kind = None
-            self._task_kinds[question] = kind if kind in text.PLANS else heuristic_task_kind(question)
+            self._task_kinds[question] = kind if kind in text.PLANS else heuristic
         return self._task_kinds[question]
 
     def stop_reason(self, pad: Scratchpad) -> StopReason | None:
