@@ -25,6 +25,7 @@ from dspy.utils.usage_tracker import track_usage
 from deltaseek.metrics import answerability_accuracy, exact_match, token_f1
 from deltaseek.programs.agent import AgentSettings, DeltaSeek
 from deltaseek.programs.agent.run import usage_totals
+from deltaseek.programs.lm import adapter_for, is_embedded
 from deltaseek.programs.text import normalize_query
 from deltaseek.programs.tools import SearchTool, ToolResult
 from deltaseek.signatures import StepDelta, Synthesize
@@ -191,8 +192,10 @@ def compare(examples: list[dspy.Example], tools: list[SearchTool], lm: dspy.Base
     rows = {name: Row(name, [], []) for name in programs}
     for example in examples:
         for name, program in programs.items():
-            # deltaseek's guarded decoding wants the JSON adapter; ReAct and ReActV2 their default.
-            adapter = dspy.JSONAdapter() if name.startswith("deltaseek") else dspy.ChatAdapter()
+            # deltaseek's guarded decoding wants the JSON adapter (the embedded model's own); ReAct and
+            # ReActV2 their default.
+            json_adapter = adapter_for(lm) if is_embedded(lm) else dspy.JSONAdapter()
+            adapter = json_adapter if name.startswith("deltaseek") else dspy.ChatAdapter()
             with dspy.context(lm=lm, adapter=adapter):
                 run = run_one(name, program, example.question, log, budget, names)
             rows[name].runs.append(run)

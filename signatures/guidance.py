@@ -54,3 +54,9 @@ def budget_guidance(step: int, soft_budget: int, hard_budget: int) -> str:
 
 def refine_note(reason: str, strategy: str | None) -> str:
     return REFINE.format(reason=reason, strategy=REFINE_STRATEGY.format(strategy=strategy) if strategy else "")
+
+COMPACT_STRUCTURE = ("Each input comes in a section headed [[ ## name ## ]]. Reply with one JSON object holding "
+                     "{fields}, in that order.")
+"""For a model whose decoding is held to the JSON schema by a grammar: the one line that replaces
+DSPy's field-by-field structure template and its per-call output reminder (the grammar already
+enforces both), so the prompt is shorter and every call reads fewer tokens."""

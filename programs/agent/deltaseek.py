@@ -18,6 +18,7 @@ from deltaseek.programs.agent.answer import Proposal, choose_answer, final_answe
 from deltaseek.programs.agent.evidence import ambiguous_terms, read_evidence, unexplored_meaning
 from deltaseek.programs.agent.fallbacks import clean_items, heuristic_query, heuristic_task_kind
 from deltaseek.programs.agent.program_file import load_program_file
+from deltaseek.programs.agent.reader import facts_by_relevance
 from deltaseek.programs.agent.scratchpad import Fact, Scratchpad, StepRecord, ToolCall
 from deltaseek.programs.agent.settings import TASK_PROFILES, AgentSettings
 from deltaseek.programs.agent.text_calls import parse_text_tool_call
@@ -33,6 +34,11 @@ from deltaseek.signatures import guidance as text
 FACT_CHARS = 1200
 """How much of a passage is kept as a fact: the reader reads it whole; prompts show less."""
 PROMPT_FACT_CHARS = 400
+COMPACT_FACTS = 4
+"""With compact prompts, the step sees this many facts (the most relevant to the question,
+`COMPACT_STEP_FACT_CHARS` each) and the synthesis as many (`COMPACT_FACT_CHARS` each)."""
+COMPACT_STEP_FACT_CHARS = 120
+COMPACT_FACT_CHARS = 240
 
 
 @dataclass
@@ -155,7 +161,7 @@ class DeltaSeek(dspy.Module):
         guidance = self.guidance(pad)
         pad.notes.clear()
         try:
-            out = self.step_delta(question=pad.question, step=record.step, scratchpad=pad.render(), guidance=guidance)
+            out = self.step_delta(question=pad.question, step=record.step, scratchpad=self.render(pad), guidance=guidance)
         except Exception as exc:  # a parse error or a bad reply must not escape forward()
             raise_if_fatal(exc)
             return self.recover_text_call(pad, record, exc)
@@ -163,7 +169,9 @@ class DeltaSeek(dspy.Module):
         record.new_evidence = clean_items(out.new_evidence)[:3]
         record.uncertain = clean_items(out.uncertain)[:2]
         record.answerability = out.answerability
-        pad.uncertainties = (pad.uncertainties + record.uncertain)[-4:]
+        # the record keeps what the model said; only what says something is carried to later prompts
+        meaningful = guard.keep_meaningful(record.uncertain, pad, self.reserved_names, (pad.question,))
+        pad.uncertainties = list(dict.fromkeys(pad.uncertainties + meaningful))[-4:]
         if pad.executed_calls:  # an answerability claim counts only once evidence exists
             pad.answerability = self.settle_claim(pad, out.answerability)
         record.move = "synthesize" if out.next_move == "synthesize" else f"{out.tool}(\"{out.query}\")"
@@ -186,6 +194,23 @@ class DeltaSeek(dspy.Module):
         default to every LM but the embedded 135M model, whose replies to both were measured
         junk that the heuristics replaced anyway (issue 9: no LM call whose result goes unused)."""
         return setting if setting is not None else not is_embedded(dspy.settings.lm)
+
+    def compact(self) -> bool:
+        """Compact prompts: by default for the embedded model, whose seconds are its prompt tokens."""
+        setting = self.settings.compact_prompts
+        return setting if setting is not None else is_embedded(dspy.settings.lm)
+
+    def prompt_facts(self, pad: Scratchpad, limit: int) -> list[Fact]:
+        """The facts a prompt shows: the last `limit` found, or with compact prompts the
+        `COMPACT_FACTS` most relevant to the question."""
+        if self.compact():
+            return facts_by_relevance(pad.question, pad.facts)[:COMPACT_FACTS]
+        return pad.facts[-limit:]
+
+    def render(self, pad: Scratchpad) -> str:
+        if self.compact():
+            return pad.render(COMPACT_STEP_FACT_CHARS, facts=self.prompt_facts(pad, COMPACT_FACTS))
+        return pad.render()
 
     @staticmethod
     def steps_left(pad: Scratchpad) -> bool:
@@ -317,7 +342,7 @@ class DeltaSeek(dspy.Module):
     def observe(self, pad: Scratchpad, result: ToolResult, strategy: str | None = None) -> str:
         """What the LM reads about a tool result, with next steps that name only untried moves."""
         alternatives = guard.untried_tools(pad, result.query, self.tool_names, exclude=result.tool)
-        return format_observation(result, pad.tried_queries, alternatives, strategy)
+        return format_observation(result, pad.tried_queries, alternatives, strategy, show_hits=not self.compact())
 
     def check_refinement(self, pad: Scratchpad) -> None:
         """Weak results call for a refined query; a streak of them calls for an answerability judgment."""
@@ -382,7 +407,8 @@ class DeltaSeek(dspy.Module):
 
     def synthesize_answer(self, pad: Scratchpad, missing: list[str]) -> Proposal:
         """The LM's proposed answer; an LM failure is an empty proposal, never a crash."""
-        facts = [f"[{f.source}] {f.title}: {f.text[:PROMPT_FACT_CHARS]}" for f in pad.facts[-8:]]
+        chars = COMPACT_FACT_CHARS if self.compact() else PROMPT_FACT_CHARS
+        facts = [f"[{f.source}] {f.title}: {f.text[:chars]}" for f in self.prompt_facts(pad, 8)]
         try:
             out = self.synthesize(question=pad.question, facts=facts, missing=missing)
         except Exception as exc:

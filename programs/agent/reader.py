@@ -189,6 +189,15 @@ def rank_sentences(question_terms: set[str], facts: list, subject_terms: frozens
     return sorted(ranked, key=lambda r: -r[0])
 
 
+def facts_by_relevance(question: str, facts: list) -> list:
+    """The facts ordered by their best sentence's rank against the question (those with no
+    sentence that shares a word with it last, in the order found)."""
+    subject = frozenset(meaningful_tokens(" ".join(named_entities(question))))
+    ranked = list(dict.fromkeys(id(f) for _, _, f in rank_sentences(meaningful_tokens(question), facts, subject)))
+    order = {fact_id: i for i, fact_id in enumerate(ranked)}
+    return sorted(facts, key=lambda f: order.get(id(f), len(order)))
+
+
 def extract_span(question: str, kind: AnswerType, facts: list, extra_terms: set[str] | None = None,
                  top_sentences: int = 40) -> Extracted | None:
     """The best span of type `kind` in the facts that the question does not already contain."""

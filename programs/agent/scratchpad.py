@@ -101,13 +101,15 @@ class Scratchpad(BaseModel):
         self.facts.extend(fresh)
         return len(fresh)
 
-    def render(self, fact_chars: int = 160, max_facts: int = 6) -> str:
-        """A compact view for the LM: it grows with what was learned, not with the number of steps."""
+    def render(self, fact_chars: int = 160, max_facts: int = 6, facts: list[Fact] | None = None) -> str:
+        """A compact view for the LM: it grows with what was learned, not with the number of steps.
+        `facts`: the facts to show (default: the last `max_facts`)."""
         lines = [f"Interpretation: {self.interpretation or self.question}"]
         if self.assumptions:
             lines.append("Assumptions: " + "; ".join(self.assumptions))
         lines.append("Facts:" if self.facts else "Facts: none yet")
-        lines += [f"- [{f.source}] {f.title}: {f.text[:fact_chars]}" for f in self.facts[-max_facts:]]
+        shown = self.facts[-max_facts:] if facts is None else facts
+        lines += [f"- [{f.source}] {f.title}: {f.text[:fact_chars]}" for f in shown]
         if self.tool_calls:
             lines.append("Searches already run (do not repeat):")
             lines += [f"- {c.tool}: \"{c.query}\" -> {c.result_count} results, {c.status.value}" for c in self.executed_calls]

@@ -26,6 +26,9 @@ class AgentSettings(BaseModel):
                                           "heuristic matches; None: yes, unless the LM is the embedded model.")
     diversify_with_lm: bool | None = Field(None, description="Ask the LM for another angle on a blocked query "
                                            "before the program's own; None: yes, unless the LM is the embedded model.")
+    compact_prompts: bool | None = Field(None, description="Show the LM only the facts most relevant to the question, "
+                                         "shorter, and tool observations without the passages the scratchpad already "
+                                         "holds; None: yes for the embedded model, whose speed is its prompt length.")
 
 
 # Budgets and the order of search strategies for each kind of task (seed 004: the kind sets

@@ -1,5 +1,6 @@
 """Language models: the embedded SmolLM2 through llama.cpp (an engine a file), or any litellm model."""
 
+from deltaseek.programs.lm.adapter import GrammarJSONAdapter
 from deltaseek.programs.lm.factory import (
     EMBEDDED_MODEL,
     adapter_for,
@@ -14,6 +15,7 @@ from deltaseek.programs.lm.llamacpp import LlamaCppEngine, bound_schema, find_sm
 
 __all__ = [
     "EMBEDDED_MODEL",
+    "GrammarJSONAdapter",
     "LlamaCppEngine",
     "adapter_for",
     "bound_schema",

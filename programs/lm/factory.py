@@ -8,6 +8,7 @@ from typing import Any
 import dspy
 
 from deltaseek.errors import LMConfigError
+from deltaseek.programs.lm.adapter import GrammarJSONAdapter
 from deltaseek.programs.lm.llamacpp import DEFAULT_MAX_TOKENS, LlamaCppEngine
 
 EMBEDDED_MODEL = "embedded/smollm2-135m-instruct"
@@ -73,9 +74,10 @@ def check_api_base(api_base: str, timeout: float = 5.0) -> None:
 
 
 def adapter_for(lm: dspy.BaseLM) -> dspy.Adapter:
-    """The embedded model gets JSON-schema constrained decoding through the JSON adapter; any
-    other model DSPy's default chat format."""
-    return dspy.JSONAdapter() if is_embedded(lm) else dspy.ChatAdapter()
+    """The embedded model gets JSON-schema constrained decoding through the JSON adapter, with the
+    structure it no longer needs spelled out left out of the prompt; any other model DSPy's
+    default chat format."""
+    return GrammarJSONAdapter() if is_embedded(lm) else dspy.ChatAdapter()
 
 
 def configure_lm(model: str | None = None, api_base: str | None = None, **kwargs: Any) -> dspy.LM:

@@ -41,12 +41,15 @@ def next_steps(result: ToolResult, tried_queries: list[str], alternatives: list[
 
 
 def format_observation(result: ToolResult, tried_queries: list[str], alternatives: list[str],
-                       strategy: str | None = None) -> str:
+                       strategy: str | None = None, show_hits: bool = True) -> str:
+    """`show_hits=False` names the passages found without quoting them (for a prompt that shows
+    them elsewhere, such as the scratchpad's facts)."""
     lines = [_STATUS_LINES[result.status].format(tool=result.tool, n=len(result.hits), query=result.query)]
     if result.note:
         lines.append(f"({result.note})")
     for hit in result.hits:
-        lines.append(f"## [{hit.source}] {hit.title}\n{hit.text[:SNIPPET_CHARS]}")
+        lines.append(f"## [{hit.source}] {hit.title}\n{hit.text[:SNIPPET_CHARS]}" if show_hits else
+                     f"## [{hit.source}] {hit.title}")
     steps = next_steps(result, tried_queries, alternatives, strategy)
     heading = "ALTERNATIVES:" if result.status.failed else "NEXT STEPS:"
     lines.append(heading + "\n" + "\n".join(f"- {s}" for s in steps))
