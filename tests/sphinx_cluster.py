@@ -37,6 +37,7 @@ index shard
     rt_attr_string = url
     rt_mem_limit = 256M
     min_word_len = 2
+    charset_table = 0..9, A..Z->a..z, _, a..z, U+C0..U+D6->U+E0..U+F6, U+D8..U+DE->U+F8..U+FE, U+DF..U+F6, U+F8..U+FF
     stopwords = {stopwords}
 }}
 
@@ -87,8 +88,8 @@ def searchd_version() -> str:
 class Daemon:
     """One searchd in the foreground (--nodetach), so the test owns its process."""
 
-    def __init__(self, folder: Path, config: str, sql_port: int):
-        self.folder, self.sql_port = folder, sql_port
+    def __init__(self, folder: Path, config: str, sql_port: int, api_port: int | None = None):
+        self.folder, self.sql_port, self.api_port = folder, sql_port, api_port
         folder.mkdir(parents=True, exist_ok=True)
         self.config = folder / "sphinx.conf"
         self.config.write_text(config)
@@ -135,7 +136,7 @@ class SphinxCluster:
             api_port, sql_port = free_port(), free_port()
             config = SHARD_CONFIG.format(folder=folder / f"shard{n}", stopwords=stopwords,
                                          api_port=api_port, sql_port=sql_port)
-            self.shard_daemons.append(Daemon(folder / f"shard{n}", config, sql_port))
+            self.shard_daemons.append(Daemon(folder / f"shard{n}", config, sql_port, api_port))
             agents.append(f"    agent = 127.0.0.1:{api_port}:shard")
         front_port = free_port()
         self.front_daemon = Daemon(folder / "front", FRONT_CONFIG.format(
