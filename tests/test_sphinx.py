@@ -271,3 +271,26 @@ def test_a_shard_stopped_mid_run_ends_with_an_answer_and_a_caveat_naming_it(clus
     result = SphinxSearch(cluster.front, settings=FAST)("Kim Jong-chul wife")
     assert result.status is ToolStatus.SUCCESS
 
+
+
+@pytest.mark.sphinx
+@pytest.mark.skipif(SEARCHD is None, reason="searchd is not installed (Debian package sphinxsearch)")
+def test_bench_speed_prints_both_latencies_side_by_side(tmp_path, capsys):
+    """On a cluster of its own: the benchmark empties the shards it is given."""
+    own = SphinxCluster(tmp_path / "bench", shards=2).start()
+    try:
+        shards = [a for t in own.shards for a in ("--sphinx-shard", str(t))]
+        code = main(["bench", "--speed", "--sphinx", str(own.front), *shards, "--sphinx-sizes", "200", "400"])
+        out = capsys.readouterr().out
+        total = SphinxSearch(own.shards[0], settings=FAST).client.run([("SELECT COUNT(*) FROM shard", None)])[0][0][0]
+    finally:
+        own.stop()
+    assert code == 0
+    rows = [line.split() for line in out.splitlines() if re.match(r"\s*[\d,]+\s+[\d.]+ /", line)]
+    assert [r[0] for r in rows] == ["200", "400"] and all(len(r) == 9 for r in rows)
+    assert 100 < int(total) < 300  # about half of the 400 on each shard
+
+
+def test_bench_sphinx_needs_its_shards(capsys):
+    code = main(["bench", "--speed", "--sphinx", "sphinx:127.0.0.1:9306/front"])
+    assert code == 2 and "--sphinx-shard" in capsys.readouterr().err
