@@ -80,6 +80,11 @@ def test_bare_sphinx_reads_the_environment(monkeypatch):
     assert isinstance(tool, SphinxSearch) and tool.target == SphinxTarget("127.0.0.1", 9306, "front")
 
 
+def test_two_sphinx_tools_would_share_a_name():
+    with pytest.raises(ToolConfigError, match="give sphinx:HOST:PORT/INDEX once"):
+        build_tools("sphinx:a:9306/front,sphinx:b:9306/front")
+
+
 def test_settings_come_validated_from_the_environment():
     settings = SphinxSettings.from_env({"DELTASEEK_SPHINX_TITLE_WEIGHT": "3", "DELTASEEK_SPHINX_READ_TIMEOUT": "2.5"})
     assert settings.title_weight == 3 and settings.read_timeout == 2.5

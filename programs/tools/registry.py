@@ -16,7 +16,7 @@ from deltaseek.programs.tools.sphinx import SphinxSearch, SphinxSettings, parse_
 from deltaseek.programs.tools.web_search import WebSearch
 from deltaseek.programs.tools.wikipedia import WikipediaSearch
 
-TOOL_CHOICES = "local, web, wikipedia, files:PATH or sphinx:HOST:PORT/INDEX"
+TOOL_CHOICES = "local, web, wikipedia or files:PATH; or sphinx:HOST:PORT/INDEX for a search cluster"
 
 
 def parse_tool_spec(spec: list[str] | str | None) -> list[str]:
@@ -63,6 +63,7 @@ def build_tools(spec: list[str] | str | None = "local", corpus_index_factory: Ca
     names = [t.name for t in tools]
     if len(set(names)) < len(names):
         shared = sorted({n for n in names if names.count(n) > 1})
-        raise ToolConfigError(f"--tools {','.join(items)}: give files:PATH and sphinx:... once each "
-                              f"(two tools would share the name {', '.join(shared)})")
+        kind = "sphinx:HOST:PORT/INDEX" if shared == ["search_sphinx"] else "files:PATH"
+        raise ToolConfigError(f"--tools {','.join(items)}: give {kind} once (two tools would share the name "
+                              f"{', '.join(shared)})")
     return tools
