@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import json
 import re
+import socket
+import time
 
 import dspy
 import pytest
@@ -112,6 +114,19 @@ def test_a_node_that_refuses_is_unavailable_and_named():
     result = SphinxSearch(SphinxTarget("127.0.0.1", port, "front"), settings=FAST)("Ohio River")
     assert result.status is ToolStatus.UNAVAILABLE and not result.hits
     assert f"127.0.0.1:{port} refused the connection" in result.note
+
+
+def test_a_node_that_never_answers_is_unavailable_after_the_timeout():
+    """A real socket that accepts and stays silent: the handshake times out, the fault is named."""
+    with socket.socket() as silent:
+        silent.bind(("127.0.0.1", 0))
+        silent.listen()
+        port = silent.getsockname()[1]
+        settings = SphinxSettings(retries=0, connect_timeout=0.3, read_timeout=0.3)
+        started = time.monotonic()
+        result = SphinxSearch(SphinxTarget("127.0.0.1", port, "front"), settings=settings)("Ohio River")
+    assert result.status is ToolStatus.UNAVAILABLE and f"127.0.0.1:{port}" in result.note
+    assert "timed out" in result.note and time.monotonic() - started < 3
 
 
 # --- against real daemons --------------------------------------------------------------------------

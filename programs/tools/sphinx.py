@@ -4,12 +4,13 @@ protocol, client `pymysql`): the same hits and statuses as the in-process corpus
     --tools sphinx:HOST:PORT/INDEX     (or --tools sphinx with DELTASEEK_SPHINX=HOST:PORT/INDEX)
 
 INDEX is usually a `type = distributed` index over shard agents. Matching is any-term (a quorum
-of one over the query's words, every query-syntax character escaped) ranked by BM25F with the
-title weighted above the text; nothing else is used, so Sphinx 2.2 and current Manticore both
-serve it. A shard that is down, a refused connection or a timeout is UNAVAILABLE with the fault
-in the note (hits the live shards found are still returned), so the agent reroutes as for the
-web tools. `load_passages` fills real-time shard indexes, spreading documents by a hash of
-their id; inserting through a distributed index is not supported by Sphinx 2.2.
+of one over the query's words, every query-syntax character escaped) ranked by the server's BM25
+with words in the title counted above words in the text (`ranker`); nothing else is used, so
+Sphinx 2.2 and current Manticore both serve it. A shard that is down, a refused connection or a
+timeout is UNAVAILABLE with the fault in the note (hits the live shards found are still
+returned), so the agent reroutes as for the web tools. `load_passages` fills real-time shard
+indexes, spreading documents by a hash of their id; inserting through a distributed index is not
+supported by Sphinx 2.2.
 """
 
 from __future__ import annotations
@@ -51,7 +52,8 @@ class SphinxSettings(BaseModel):
     read_timeout: float = Field(10.0, gt=0)
     """Seconds a query or a batch insert may take before it is reported UNAVAILABLE (DELTASEEK_SPHINX_READ_TIMEOUT)."""
     retries: int = Field(2, ge=0)
-    """Extra attempts after a refused connection; never after a timeout (DELTASEEK_SPHINX_RETRIES)."""
+    """Extra attempts after a connection that could not be opened; never after a query that timed
+    out (DELTASEEK_SPHINX_RETRIES)."""
     retry_wait: float = Field(0.2, ge=0)
     """Seconds before the first retry; each later wait doubles (DELTASEEK_SPHINX_RETRY_WAIT)."""
     title_weight: int = Field(2, ge=1)
