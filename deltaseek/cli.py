@@ -24,9 +24,9 @@ from deltaseek.optimize.labeled_data import SPLITS, split
 from deltaseek.optimize.tracking import Tracker
 from deltaseek.programs.agent import AgentSettings, DeltaSeek, run_question, save_program
 from deltaseek.programs.agent.program_file import UNCOMPILED, default_program_path, load_state_into
-from deltaseek.programs.index import CorpusIndex
+from deltaseek.programs.index import CorpusIndex, read_corpus
 from deltaseek.programs.lm import configure_lm, make_lm
-from deltaseek.programs.tools import build_tools
+from deltaseek.programs.tools import build_tools, load_passages, parse_target
 
 RESULTS_DIR = "results"
 
@@ -40,7 +40,8 @@ def add_lm_options(parser: argparse.ArgumentParser) -> None:
 def add_agent_options(parser: argparse.ArgumentParser) -> None:
     add_lm_options(parser)
     parser.add_argument("--corpus", action="append", help="JSONL corpus to search (repeatable); default: the bundled corpus")
-    parser.add_argument("--tools", default="local", help="comma-separated: local, web, wikipedia, files:PATH")
+    parser.add_argument("--tools", default="local", help="comma-separated: local, web, wikipedia, files:PATH, "
+                                                         "sphinx:HOST:PORT/INDEX (or sphinx with $DELTASEEK_SPHINX)")
     parser.add_argument("--no-cache", action="store_true", help="do not read or write the search result cache")
     parser.add_argument("--program", help="a compiled program (JSON state) to load instead of the default")
     parser.add_argument("--soft-budget", type=int)
@@ -60,8 +61,11 @@ def build_parser() -> argparse.ArgumentParser:
     ask.add_argument("--json", action="store_true", help="print one JSON object")
     ask.add_argument("--debug", action="store_true", default=argparse.SUPPRESS)
 
-    index = sub.add_parser("index", help="build the BM25 index of a corpus now")
+    index = sub.add_parser("index", help="build the BM25 index of a corpus now, or load it into Sphinx/Manticore shards")
     index.add_argument("corpus", nargs="+")
+    index.add_argument("--to", action="append", metavar="sphinx:HOST:PORT/INDEX",
+                       help="load into this real-time index instead (repeatable or comma-separated: the passages "
+                            "are spread over the shards by a hash of their id; re-running skips what is there)")
     index.add_argument("--debug", action="store_true", default=argparse.SUPPRESS)
 
     register_optimize_commands(sub)
@@ -137,8 +141,26 @@ def cmd_index(args) -> int:
     for path in args.corpus:
         if not Path(path).is_file():
             raise CorpusError(f"corpus file not found: {path}")
+    if args.to:
+        return load_into_sphinx(args.corpus, args.to)
     index = CorpusIndex.open(args.corpus, rebuild=True)
     print(f"indexed {len(index.passages)} passages in {index.build_seconds:.2f} s ({index.fingerprint})")
+    return 0
+
+
+def load_into_sphinx(corpora: list[str], to: list[str]) -> int:
+    """`index --to`: the corpora into real-time shard indexes, in batches, with a progress bar."""
+    from tqdm import tqdm
+
+    targets = [parse_target(part) for value in to for part in value.split(",") if part.strip()]
+    if repeated := sorted({str(t) for t in targets if targets.count(t) > 1}):
+        raise UsageError(f"--to names {', '.join(repeated)} more than once")
+    passages = [p for path in corpora for p in read_corpus(path)]
+    started = time.perf_counter()
+    with tqdm(total=len(passages), desc="loading", unit="passage", file=sys.stderr) as bar:
+        report = load_passages(passages, targets, progress=bar.update)
+    print(f"loaded {len(passages)} passages into {len(targets)} shard(s) in {time.perf_counter() - started:.2f} s: "
+          f"{report.added} added, {report.skipped} already there")
     return 0
 
 

@@ -10,6 +10,7 @@ from deltaseek.programs.tools.corpus import LocalCorpusSearch
 from deltaseek.programs.tools.files import LocalFilesSearch
 from deltaseek.programs.tools.network import WebSettings
 from deltaseek.programs.tools.registry import build_tools, parse_tool_spec
+from deltaseek.programs.tools.sphinx import SphinxSearch, SphinxSettings, SphinxTarget, load_passages, parse_target
 from deltaseek.programs.tools.web_search import WebSearch
 from deltaseek.programs.tools.wikipedia import WikipediaSearch
 
@@ -19,11 +20,16 @@ __all__ = [
     "LocalFilesSearch",
     "SearchCache",
     "SearchTool",
+    "SphinxSearch",
+    "SphinxSettings",
+    "SphinxTarget",
     "ToolResult",
     "ToolStatus",
     "WebSearch",
     "WebSettings",
     "WikipediaSearch",
     "build_tools",
+    "load_passages",
+    "parse_target",
     "parse_tool_spec",
 ]
