@@ -50,6 +50,13 @@ def unreachable_reason(uri: str, timeout: float = PROBE_SECONDS) -> str | None:
     return None
 
 
+def run_status(exc_type: type[BaseException] | None) -> str:
+    """FINISHED, KILLED for a stop asked by a signal (KeyboardInterrupt and its kin), else FAILED."""
+    if exc_type is None:
+        return "FINISHED"
+    return "KILLED" if issubclass(exc_type, KeyboardInterrupt) else "FAILED"
+
+
 def warn(message: str) -> None:
     print("deltaseek: warning: " + " ".join(str(message).split()), file=sys.stderr)
 
@@ -81,6 +88,8 @@ class Tracker:
         self.traces = traces
         self.experiment = experiment
         self.run_id: str | None = None
+        self.ended_run_id: str | None = None
+        """The run's id after it ended (for the one line an interrupted command prints)."""
         self._autolog_on = False
 
     @property
@@ -92,7 +101,7 @@ class Tracker:
         return self
 
     def __exit__(self, exc_type, exc, tb) -> None:
-        self.end("FAILED" if exc_type else "FINISHED")
+        self.end(run_status(exc_type))
 
     def start(self) -> bool:
         reason = unreachable_reason(self.uri)
@@ -135,9 +144,9 @@ class Tracker:
             self._call("turn off tracing", lambda mlflow: mlflow.dspy.autolog(disable=True, silent=True), keep_run=True)
         if self.active:
             self._call("end the run", lambda mlflow: mlflow.end_run(status=status))
-            if self.active:
+            if self.active and status != "KILLED":  # an interrupted command names the run in its own line
                 print(f"MLflow run {self.run_id} in {self.uri} (experiment {self.experiment!r})", file=sys.stderr)
-            self.run_id = None
+            self.ended_run_id, self.run_id = self.run_id, None
 
     def _call(self, what: str, action: Callable, keep_run: bool = False) -> None:
         if not self.active and not keep_run:
