@@ -141,7 +141,7 @@ class ResultsFile:
                 row = json.loads(line)
             except json.JSONDecodeError:
                 continue  # the last line of a killed run may be cut short
-            if isinstance(row, dict) and row.get("id") is not None and "scores" in row:
+            if isinstance(row, dict) and row.get("id") is not None and set(METRICS) <= set(row.get("scores") or {}):
                 if row.get("error"):
                     self.finished.pop(str(row["id"]), None)
                 else:
