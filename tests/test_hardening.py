@@ -327,3 +327,25 @@ def test_the_python_snippet_works_outside_the_repository(tmp_path):
                           env={**os.environ, "DELTASEEK_CACHE": str(tmp_path / "cache")})
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip()
+
+
+# --- done earlier on main, kept under test here: bounds and refusals (items 8, 11, 13) ----------
+
+
+@pytest.mark.parametrize("argv,problem", [
+    (["a " * 1500], "the question is 2,999 characters long; at most 2,000 are accepted"),
+    (["Who created Ruby?", "--tools", "local,local"], "--tools names local more than once"),
+])
+def test_a_long_question_and_a_repeated_tool_are_one_line_refusals(capsys, argv, problem):
+    with FakeOpenAIServer(STUCK_REPLY) as server:
+        code, out, err = run_cli(capsys, "ask", *argv, "--lm", "openai/stuck", "--api-base", server.url)
+        assert server.requests == []  # refused before any LM call
+    assert code == 2 and out == "" and err.strip() == f"deltaseek: error: {err.strip().split('error: ', 1)[1]}"
+    assert problem in err and len(err.strip().splitlines()) == 1
+
+
+def test_a_corpus_that_is_not_utf8_names_the_file_and_line(capsys, tmp_path):
+    corpus = tmp_path / "latin1.jsonl"
+    corpus.write_bytes(b'{"text": "fine"}\n{"text": "caf\xe9"}\n')
+    code, _, err = run_cli(capsys, "index", corpus)
+    assert code == 2 and f"{corpus}:2: not UTF-8 text (byte 0xe9 at column 14)" in err
