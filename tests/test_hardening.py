@@ -108,11 +108,12 @@ def test_evaluate_stops_after_the_first_unusable_lm_error(capsys, dataset, tmp_p
     monkeypatch.chdir(tmp_path)
     saved = {k: dspy.settings.get(k) for k in ("lm", "adapter")}
     out = tmp_path / "eval.jsonl"
+    store = f"sqlite:///{tmp_path / 'mlflow.db'}"
     try:
         with FakeOpenAIServer(STUCK_REPLY, status=401) as server:
             code, stdout, err = run_cli(capsys, "evaluate", "--dataset", dataset, "--split", "all", "--out", out,
                                         "--lm", "openai/gpt-4o-mini", "--api-base", server.url,
-                                        "--tracking-uri", offline_tracking)
+                                        "--tracking-uri", store, "--no-traces")
     finally:
         dspy.configure(**saved)
     assert code == 2 and "combined" not in stdout
@@ -120,6 +121,13 @@ def test_evaluate_stops_after_the_first_unusable_lm_error(capsys, dataset, tmp_p
     assert "the LM cannot be used" in line and "stopped after 1 of 4 examples" in line
     [row] = read_jsonl(out)
     assert row["lm_unusable"] and "LMAuthError" in row["error"] and set(row["scores"].values()) == {0.0}
+
+    import mlflow
+
+    client = mlflow.MlflowClient(tracking_uri=store)
+    [run] = client.search_runs([client.get_experiment_by_name("deltaseek").experiment_id])
+    assert run.info.status == "FAILED" and run.data.metrics["examples_finished"] == 1
+    assert "eval/eval.jsonl" in {a.path for a in client.list_artifacts(run.info.run_id, "eval")}
 
 
 def test_a_run_with_no_successful_lm_call_is_an_error_row_not_a_score(capsys, dataset, tmp_path, offline_tracking,

@@ -114,3 +114,24 @@ def test_resume_after_a_signal_runs_only_the_missing_examples(tmp_path):
     assert len(rows) == 12 and len({r["id"] for r in rows}) == 12
     assert "12 examples" in stdout
     assert len(server.requests) > questions_before
+
+
+def test_a_second_signal_stops_waiting_for_the_running_examples(tmp_path):
+    out = tmp_path / "r.jsonl"
+    with FakeOpenAIServer(STUCK_REPLY, delay=1.5) as server:
+        process = start_evaluate(tmp_path, server)
+        wait_for_rows(out, 1, process)
+        process.send_signal(signal.SIGINT)
+        time.sleep(0.5)
+        assert process.poll() is None  # waiting for the running examples
+        process.send_signal(signal.SIGINT)
+        signalled = time.monotonic()
+        _, err = process.communicate(timeout=60)
+        stopped_after = time.monotonic() - signalled
+    assert process.returncode == 130 and "Traceback" not in err
+    assert stopped_after < 5  # an example takes several 1.5 s LM calls: this did not wait for them
+    [line] = [line for line in err.splitlines() if line.startswith("deltaseek:")]
+    rows = rows_of(out)
+    assert f"{len(rows)} finished examples kept in {out}" in line
+    _, run = the_run(tmp_path)
+    assert run.info.status == "KILLED"
