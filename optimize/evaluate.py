@@ -261,7 +261,8 @@ def table_columns(rows: list[dict]) -> dict[str, list]:
 
 
 def format_report(report: EvalReport) -> str:
-    lines = [f"{report.label}: {len(report.rows)} examples" + (f", {report.crashed} crashed" if report.crashed else ""),
+    lines = [f"{report.label}: {len(report.rows)} examples" + (f", {report.crashed} crashed" if report.crashed else "")
+             + (f" ({report.resumed} kept from the earlier run)" if report.resumed else ""),
              f"{'metric':<24}{'mean':>8}"]
     lines += [f"{name:<24}{value:>8.3f}" for name, value in report.means.items()]
     return "\n".join(lines)

@@ -57,7 +57,7 @@ def test_resume_runs_only_the_examples_the_file_does_not_hold(capsys, scripted_c
     assert [r["id"] for r in rows] == ["t-rails", "t-llama", "d-ohio", "d-xyzzy"]
     asked = [text for kind, text in scripted_cli[1].prompts if kind == "synthesize"]
     assert len(asked) == 3 and not any("Ruby on Rails" in text.rsplit("[[ ## question ## ]]", 1)[1] for text in asked)
-    assert "4 examples" in stdout
+    assert "4 examples (1 kept from the earlier run)" in stdout
 
 
 def test_resume_runs_an_example_again_when_its_row_is_an_error(capsys, scripted_cli, dataset, tmp_path,
