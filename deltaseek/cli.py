@@ -283,7 +283,7 @@ def cmd_evaluate(args) -> int:
                                   label=f"{Path(args.dataset).stem} {args.split}")
         print(format_report(report))
         print(f"per-example results: {report.path}")
-        tracker.log_metrics({**report.means, "crashed": report.crashed})
+        tracker.log_metrics({**report.means, **report.costs, "crashed": report.crashed})
         log_report(tracker, report, args.split)
     return 0
 
