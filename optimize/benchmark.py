@@ -124,7 +124,7 @@ def bench_seed_speed(questions: tuple[str, ...] = SEED_QUESTIONS) -> list[dict]:
     rows = []
     for reuse in (False, True):
         engine.reuse_prefixes = reuse
-        engine.prefix_states.clear()
+        engine.forget_prefixes()
         engine.reset_stats()
         for question in questions:
             program = DeltaSeek([LocalCorpusSearch(index)])
