@@ -146,12 +146,7 @@ class LlamaCppEngine:
 
     def _model(self):
         if self._llama is None:
-            # llama.cpp's OpenMP threads spin while they wait. On a machine another process is
-            # also using, spinning threads steal the cores they wait for: a seed question took
-            # 230 s spinning and 27 s passive beside a second model process on 2 cores. Read by
-            # libgomp when llama.cpp's library loads, so set before the import; a user's value wins.
-            os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
-            from llama_cpp import Llama
+            Llama = import_llama_cpp().Llama
 
             started = time.perf_counter()
             path = self.model_path or str(find_smollm2_gguf())
@@ -306,6 +301,19 @@ def bound_schema(schema: Any, max_items: int | None, max_chars: int | None, max_
     if bounded.get("type") == "string" and "enum" not in bounded and max_chars:
         bounded.setdefault("maxLength", max_chars)
     return bounded
+
+
+def import_llama_cpp():
+    """The `llama_cpp` module, loaded with OpenMP threads that wait passively.
+
+    llama.cpp's OpenMP threads spin while they wait. On a machine another process is also using,
+    spinning threads steal the cores they wait for: a seed question took 230 s spinning and 27 s
+    passive beside a second model process on 2 cores. libgomp reads the variable when llama.cpp's
+    library loads, so it is set before the first import; a user's own value wins."""
+    os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+    import llama_cpp
+
+    return llama_cpp
 
 
 def prefix_cache_dir() -> Path:
