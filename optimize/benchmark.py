@@ -14,6 +14,7 @@ Sphinx/Manticore index, side by side, at 10k and 100k passages (`bench_sphinx`).
 from __future__ import annotations
 
 import argparse
+import os
 import random
 import statistics
 import time
@@ -51,30 +52,35 @@ def bench_model(runs: int = 3) -> None:
               f"prompt included in the time)")
 
 
-def bench_threads(configs: tuple[tuple[int, int], ...] = ((1, 512), (2, 512), (2, 256), (2, 1024)),
+def bench_threads(configs: tuple[tuple[int, int, int], ...] = ((1, 1, 512), (1, 2, 512), (2, 2, 512), (1, 2, 256),
+                                                                (1, 2, 1024)),
                   prompt_tokens: int = 1000, generate: int = 64) -> list[dict]:
-    """llama.cpp's own timings for prompt evaluation and generation at each (threads, n_batch):
-    the figures `default_threads` was chosen by."""
+    """llama.cpp's own timings for prompt evaluation and generation at each (generation threads,
+    prompt threads, n_batch): the figures `default_threads` was chosen by."""
     llama_cpp = import_llama_cpp()
     path = str(find_smollm2_gguf())
     text = " ".join(p.text for corpus in bundled_corpora() for p in read_corpus(corpus))
     rows = []
-    for threads, batch in configs:
-        llama = llama_cpp.Llama(model_path=path, n_ctx=4096, n_threads=threads, n_threads_batch=threads, n_batch=batch,
-                      n_ubatch=min(batch, 512), verbose=False, seed=0)
+    for threads, batch_threads, batch in configs:
+        llama = llama_cpp.Llama(model_path=path, n_ctx=4096, n_threads=threads, n_threads_batch=batch_threads,
+                                n_batch=batch, n_ubatch=min(batch, 512), verbose=False, seed=0)
         tokens = llama.tokenize(text.encode())[:prompt_tokens]
         llama.create_completion(tokens[:16], max_tokens=1)  # warm-up
         llama_cpp.llama_perf_context_reset(llama.ctx)
         llama.reset()
         llama.create_completion(tokens, max_tokens=generate, temperature=0.0)
         perf = llama_cpp.llama_perf_context(llama.ctx)
-        rows.append({"threads": threads, "n_batch": batch, "prompt_tokens_per_s": perf.n_p_eval / perf.t_p_eval_ms * 1000,
+        rows.append({"threads": threads, "batch_threads": batch_threads, "n_batch": batch,
+                     "prompt_tokens_per_s": perf.n_p_eval / perf.t_p_eval_ms * 1000,
                      "generated_tokens_per_s": perf.n_eval / max(perf.t_eval_ms, 1e-9) * 1000})
         del llama
-    print(f"{'threads':>7} {'n_batch':>7} {'prompt tok/s':>12} {'generate tok/s':>14}   ({prompt_tokens}-token prompt, "
-          f"{generate} tokens generated; deltaseek uses {default_threads()} thread(s), n_batch 512)")
+    generate_threads, prompt_threads = default_threads()
+    print(f"generate threads / prompt threads / n_batch: prompt tok/s, generated tok/s ({prompt_tokens}-token prompt, "
+          f"{generate} generated; deltaseek uses {generate_threads} / {prompt_threads} / 512, "
+          f"OMP_WAIT_POLICY={os.environ.get('OMP_WAIT_POLICY')})")
     for r in rows:
-        print(f"{r['threads']:>7} {r['n_batch']:>7} {r['prompt_tokens_per_s']:>12.0f} {r['generated_tokens_per_s']:>14.0f}")
+        print(f"  {r['threads']} / {r['batch_threads']} / {r['n_batch']:>4}: {r['prompt_tokens_per_s']:>5.0f}, "
+              f"{r['generated_tokens_per_s']:>4.0f}")
     return rows
 
 

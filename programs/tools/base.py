@@ -47,6 +47,22 @@ class ToolResult(BaseModel):
     note: str = ""
 
 
+def ranked_result(tool: str, query: str, hits: list[Hit], unknown_terms: list[str], missing_entities: list[str],
+                  collection: str) -> ToolResult:
+    """The status of a ranked search over a collection the tool knows the vocabulary of (the
+    in-process corpus, a search cluster): no results when nothing matched or when a name the
+    query holds occurs nowhere (BM25 still ranks passages on the common words, "population", but
+    none is about the thing asked for), partial when some query words occur nowhere."""
+    if not hits or missing_entities:
+        about = ", ".join(missing_entities) or query
+        return ToolResult(tool=tool, query=query, status=ToolStatus.NO_RESULTS,
+                          note=f"no passage in the {collection} mentions {about!r}")
+    if unknown_terms:
+        return ToolResult(tool=tool, query=query, status=ToolStatus.PARTIAL, hits=hits,
+                          note=f"no passage contains: {', '.join(sorted(unknown_terms))}")
+    return ToolResult(tool=tool, query=query, status=ToolStatus.SUCCESS, hits=hits)
+
+
 class SearchTool:
     """A tool the agent can call with one `query` argument.
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from deltaseek.programs.index import CorpusIndex
 from deltaseek.programs.text import named_entities
-from deltaseek.programs.tools.base import Hit, SearchTool, ToolResult, ToolStatus
+from deltaseek.programs.tools.base import Hit, SearchTool, ToolResult, ranked_result
 
 
 class LocalCorpusSearch(SearchTool):
@@ -23,15 +23,6 @@ class LocalCorpusSearch(SearchTool):
         scored = [s for s in self.index.search(query, k=self.k + len(seen)) if s.passage.id not in seen][: self.k]
         hits = [Hit(title=s.passage.title, text=s.passage.text, score=round(s.score, 3), id=s.passage.id,
                     url=s.passage.url) for s in scored]
-        unknown = set(self.index.unknown_terms(query))
         missing_entities = [e for e in named_entities(query) if not self.index.mentions(e)]
-        if not hits or missing_entities:
-            # BM25 still ranks passages on the common words ("population"), but none
-            # is about the thing asked for: that is no result, not a weak one.
-            about = ", ".join(missing_entities) or query
-            return ToolResult(tool=self.name, query=query, status=ToolStatus.NO_RESULTS,
-                              note=f"no passage in the corpus mentions {about!r}")
-        if unknown:
-            return ToolResult(tool=self.name, query=query, status=ToolStatus.PARTIAL, hits=hits,
-                              note=f"no passage contains: {', '.join(sorted(unknown))}")
-        return ToolResult(tool=self.name, query=query, status=ToolStatus.SUCCESS, hits=hits)
+        return ranked_result(self.name, query, hits, list(set(self.index.unknown_terms(query))), missing_entities,
+                             "corpus")

@@ -29,7 +29,7 @@ from tenacity import Retrying, retry_if_exception, stop_after_attempt, wait_expo
 from deltaseek.errors import ToolConfigError
 from deltaseek.programs.index import Passage, tokenize
 from deltaseek.programs.text import named_entities
-from deltaseek.programs.tools.base import Hit, SearchTool, ToolResult, ToolStatus
+from deltaseek.programs.tools.base import Hit, SearchTool, ToolResult, ToolStatus, ranked_result
 
 TARGET_FORMAT = "sphinx:HOST:PORT/INDEX"
 ENV_TARGET = "DELTASEEK_SPHINX"
@@ -262,14 +262,7 @@ class SphinxSearch(SearchTool):
         searchable = set(tokenize([query])[0])  # stopwords never count as missing, as in the corpus tool
         unknown = sorted(word for word, docs in counts.items() if docs == 0 and word in searchable)
         missing_entities = [e for e in named_entities(query) if not mentioned(e, counts)]
-        if not hits or missing_entities:
-            about = ", ".join(missing_entities) or query
-            return ToolResult(tool=self.name, query=query, status=ToolStatus.NO_RESULTS,
-                              note=f"no passage in the index mentions {about!r}")
-        if unknown:
-            return ToolResult(tool=self.name, query=query, status=ToolStatus.PARTIAL, hits=hits,
-                              note=f"no passage contains: {', '.join(unknown)}")
-        return ToolResult(tool=self.name, query=query, status=ToolStatus.SUCCESS, hits=hits)
+        return ranked_result(self.name, query, hits, unknown, missing_entities, "index")
 
 
 def mentioned(phrase: str, counts: dict[str, int]) -> bool:
