@@ -22,7 +22,9 @@ def stopwords() -> frozenset[str]:
     return frozenset(STOPWORDS_EN_PLUS) | QUESTION_WORDS | QUERY_FILLERS
 
 
-_SCRIPT_CHANGE = re.compile(r"(?<=[A-Za-z0-9])(?=[^\x00-\x7f\W])|(?<=[^\x00-\x7f\W])(?=[A-Za-z0-9])")
+_LATIN = "A-Za-z0-9\u00c0-\u024f"  # ASCII and the Latin-1 and Latin Extended letters: "Hernández" is one word
+_SCRIPT_CHANGE = re.compile(rf"(?<=[{_LATIN}])(?=[^\x00-\u024f\W])|(?<=[^\x00-\u024f\W])(?=[{_LATIN}])")
+_NAME = re.compile(r"[\w.]+(?:-[\w.]+)*")
 
 
 def words(text: str) -> list[str]:
@@ -45,7 +47,8 @@ def meaningful_tokens(text: str) -> set[str]:
 def named_entities(text: str) -> list[str]:
     """Capitalized words that are not stopwords: what a question or query is about."""
     skip = stopwords()
-    return [w for w in words(text) if w[:1].isupper() and w.lower() not in skip]
+    names = _NAME.findall(_SCRIPT_CHANGE.sub(" ", text))  # "Wi-Fi" is one name, not "Wi" and "Fi"
+    return [w for w in names if w[:1].isupper() and w.lower() not in skip]
 
 
 def key_terms(query: str) -> list[str]:
