@@ -4,8 +4,12 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
+import os
+import signal
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -18,14 +22,15 @@ from deltaseek.optimize import benchmark
 from deltaseek.optimize.compare import compare, format_table
 from deltaseek.optimize.scenario_lms import scenario_lm
 from deltaseek.optimize.compile import OPTIMIZERS, compile_program
-from deltaseek.optimize.evaluate import (SPLIT_CHOICES, EvalReport, corpora_for, evaluate_program, format_comparison,
-                                         format_report, load_dataset, select, table_columns)
+from deltaseek.optimize.evaluate import (SPLIT_CHOICES, EvalReport, LMUnusable, corpora_for, evaluate_program,
+                                         format_comparison, format_report, load_dataset, select, table_columns)
+from deltaseek.optimize.stopping import stop_on_signals
 from deltaseek.optimize.labeled_data import SPLITS, split
 from deltaseek.optimize.tracking import Tracker
 from deltaseek.programs.agent import AgentSettings, DeltaSeek, run_question, save_program
 from deltaseek.programs.agent.program_file import UNCOMPILED, default_program_path, load_state_into
 from deltaseek.programs.index import CorpusIndex, read_corpus
-from deltaseek.programs.lm import configure_lm, make_lm
+from deltaseek.programs.lm import configure_lm, is_fatal_lm_error, make_lm
 from deltaseek.programs.tools import build_tools, load_passages, parse_target
 
 RESULTS_DIR = "results"
@@ -172,7 +177,10 @@ def register_optimize_commands(subparsers) -> None:
     evaluate.add_argument("--split", choices=SPLIT_CHOICES, default="dev", help="which part to run (default: dev)")
     evaluate.add_argument("--limit", type=int, help="only the first N examples of the split")
     evaluate.add_argument("--threads", type=int, default=1, help="examples run in parallel (default: 1)")
-    evaluate.add_argument("--out", help="per-example JSONL (default: results/evaluate-DATASET-SPLIT-TIME.jsonl)")
+    evaluate.add_argument("--out", help="per-example JSONL (default: results/evaluate-DATASET-SPLIT-TIME.jsonl); "
+                                        "an existing file is never overwritten: it is refused unless --resume")
+    evaluate.add_argument("--resume", action="store_true",
+                          help="continue the --out file: run only the examples it holds no finished row for")
     add_tracking_options(evaluate)
     evaluate.add_argument("--debug", action="store_true", default=argparse.SUPPRESS)
     evaluate.set_defaults(handler=cmd_evaluate)
@@ -190,6 +198,9 @@ def register_optimize_commands(subparsers) -> None:
     optimize.add_argument("--reflection-lm", help="GEPA's reflection model, a litellm model string (default: the task LM)")
     optimize.add_argument("--threads", type=int, default=1, help="examples run in parallel (default: 1)")
     optimize.add_argument("--results-dir", default=RESULTS_DIR, help="where the per-example JSONL files go (default: results)")
+    optimize.add_argument("--resume", action="store_true",
+                          help="continue an interrupted optimize with the same --out: evaluations skip the examples "
+                               "their results files hold, and a compiled program already saved at --out is reused")
     add_tracking_options(optimize)
     optimize.add_argument("--debug", action="store_true", default=argparse.SUPPRESS)
     optimize.set_defaults(handler=cmd_optimize)
@@ -231,7 +242,7 @@ def timestamp() -> str:
 def prepare_agent(args, examples: list[dspy.Example]) -> dspy.BaseLM:
     """Point the tools at the examples' bundled corpora (unless --corpus says otherwise); configure the LM."""
     if not args.corpus:
-        args.corpus = corpora_for(examples)
+        args.corpus = corpora_for(examples) or None
     return configure_lm_from(args)
 
 
@@ -245,7 +256,8 @@ def program_source(args, lm) -> str:
 
 def run_params(args, lm, program, source: str) -> dict:
     return {"lm": getattr(lm, "model", type(lm).__name__), "dataset": args.dataset, "program": source,
-            "corpus": ",".join(Path(c).name for c in args.corpus), "tools": args.tools, "threads": args.threads,
+            "corpus": ",".join(Path(c).name for c in args.corpus or []) or "bundled", "tools": args.tools,
+            "threads": args.threads,
             "settings": program.settings.model_dump()}
 
 
@@ -260,11 +272,14 @@ def cmd_evaluate(args) -> int:
     program = build_program(args)
     out = Path(args.out or Path(RESULTS_DIR) / f"evaluate-{Path(args.dataset).stem}-{args.split}-{timestamp()}.jsonl")
 
-    with Tracker(args.tracking_uri, run_name=f"evaluate {Path(args.dataset).stem} {args.split}",
-                 traces=not args.no_traces, experiment=args.experiment) as tracker:
+    if out.is_file() and out.stat().st_size and not args.resume:
+        raise UsageError(f"--out {out} already holds results; pass --resume to run only the examples it does not "
+                         "hold, or choose another --out (results are never overwritten)")
+
+    with tracked(args, f"evaluate {Path(args.dataset).stem} {args.split}") as tracker:
         tracker.log_params({"command": "evaluate", "split": args.split, "examples": len(examples),
-                            **run_params(args, lm, program, program_source(args, lm))})
-        report = evaluate_program(program, examples, out, threads=args.threads,
+                            "resume": args.resume, **run_params(args, lm, program, program_source(args, lm))})
+        report = evaluate_program(program, examples, out, threads=args.threads, resume=args.resume,
                                   label=f"{Path(args.dataset).stem} {args.split}")
         print(format_report(report))
         print(f"per-example results: {report.path}")
@@ -276,6 +291,26 @@ def cmd_evaluate(args) -> int:
 def log_report(tracker: Tracker, report: EvalReport, name: str) -> None:
     tracker.log_artifact(report.path, "eval")
     tracker.log_table(table_columns(report.rows), f"eval/{name}_table.json")
+
+
+@contextlib.contextmanager
+def tracked(args, run_name: str):
+    """An MLflow run for a command. A stopped evaluation (a signal, an unusable LM) first logs
+    the rows it finished; a signal marks the run KILLED, and the exception learns the run's id."""
+    tracker = Tracker(args.tracking_uri, run_name=run_name, traces=not args.no_traces, experiment=args.experiment)
+    try:
+        with tracker:
+            try:
+                yield tracker
+            except (KeyboardInterrupt, LMUnusable) as exc:
+                report = getattr(exc, "report", None)
+                if report is not None:
+                    tracker.log_metrics({"examples_finished": len(report.rows), "crashed": report.crashed})
+                    log_report(tracker, report, "partial")
+                raise
+    except KeyboardInterrupt as exc:
+        exc.run_id = tracker.ended_run_id
+        raise
 
 
 def eval_splits(text: str) -> list[str]:
@@ -307,6 +342,11 @@ def cmd_optimize(args) -> int:
     out = Path(args.out or Path(RESULTS_DIR) / f"deltaseek-{args.optimizer}-{Path(args.dataset).stem}-{timestamp()}.json")
     if out.suffix.lower() != ".json":
         raise UsageError(f"--out {out}: a compiled program is saved as JSON state; use a .json path")
+    if args.resume and not args.out:
+        raise UsageError("--resume continues the optimize that wrote --out: name that file with --out")
+    if out.exists() and not args.resume:
+        raise UsageError(f"--out {out} already exists; pass --resume to continue that optimize, or choose another "
+                         "--out (a compiled program is never overwritten)")
     labeled = load_dataset(args.dataset)
     parts = split(labeled.examples)
     if not parts["train"]:
@@ -319,10 +359,15 @@ def cmd_optimize(args) -> int:
     if args.reflection_lm:
         reflection_lm = make_lm(args.reflection_lm, max_tokens=4000)
     student, source = baseline_program(args)
-    stem, results = f"optimize-{args.optimizer}-{Path(args.dataset).stem}-{timestamp()}", Path(args.results_dir)
+    # The results files are named after --out, so a --resume finds the ones it continues.
+    stem, results = f"optimize-{out.stem}", Path(args.results_dir)
+    if not args.resume:
+        taken = sorted(str(p) for p in results.glob(f"{stem}-*.jsonl")) if results.is_dir() else []
+        if taken:
+            raise UsageError(f"{taken[0]} already holds results of an optimize with --out {out}; pass --resume to "
+                             "continue it, or choose another --out")
 
-    with Tracker(args.tracking_uri, run_name=f"optimize {args.optimizer} {Path(args.dataset).stem}",
-                 traces=not args.no_traces, experiment=args.experiment) as tracker:
+    with tracked(args, f"optimize {args.optimizer} {Path(args.dataset).stem}") as tracker:
         tracker.log_params({"command": "optimize", "optimizer": args.optimizer, "budget": budget,
                             "budget_knob": spec.knob, "train_examples": len(parts["train"]),
                             "eval_splits": ",".join(held_out), "out": str(out),
@@ -331,21 +376,26 @@ def cmd_optimize(args) -> int:
         baselines = {}
         for name in held_out:
             baselines[name] = evaluate_program(student, parts[name], results / f"{stem}-baseline-{name}.jsonl",
-                                               threads=args.threads, label=f"baseline {name}")
+                                               threads=args.threads, label=f"baseline {name}", resume=args.resume)
             print(format_report(baselines[name]))
             tracker.log_metrics({f"{name}_baseline_{metric}": v for metric, v in baselines[name].means.items()})
             log_report(tracker, baselines[name], f"{name}_baseline")
 
         started = time.perf_counter()
-        compiled = compile_program(args.optimizer, student, parts["train"], budget, args.threads, reflection_lm)
+        if args.resume and out.is_file():
+            compiled = DeltaSeek(tools=list(student.tools.values()), settings=student.settings)
+            load_state_into(compiled, out)
+            print(f"resumed: the compiled program saved at {out} is reused, not compiled again")
+        else:
+            compiled = compile_program(args.optimizer, student, parts["train"], budget, args.threads, reflection_lm)
+            save_program(compiled, out)
+            print(f"compiled in {time.perf_counter() - started:.0f} s; saved {out}")
         compile_seconds = time.perf_counter() - started
-        save_program(compiled, out)
-        print(f"compiled in {compile_seconds:.0f} s; saved {out}")
 
         metrics: dict[str, float] = {"compile_seconds": compile_seconds}
         for name in held_out:
             after = evaluate_program(compiled, parts[name], results / f"{stem}-compiled-{name}.jsonl",
-                                     threads=args.threads, label=f"compiled {name}")
+                                     threads=args.threads, label=f"compiled {name}", resume=args.resume)
             before = baselines[name]
             print(format_comparison(f"{name} split", before, after))
             print(f"per-example results: {before.path}, {after.path}")
@@ -402,12 +452,38 @@ def write_json_atomically(path: Path, data: dict) -> None:
 COMMANDS = {"ask": cmd_ask, "index": cmd_index}
 
 
+def one_line(text: str, limit: int = 400) -> str:
+    text = " ".join(str(text).split())
+    return text if len(text) <= limit else text[:limit - 3] + "..."
+
+
+def stopped_line(exc: KeyboardInterrupt) -> str:
+    """The one line an interrupted command prints: the signal, what was kept, the MLflow run."""
+    signum = getattr(exc, "signum", 2)
+    kept = ""
+    if (report := getattr(exc, "report", None)) is not None:
+        kept = f"; {len(report.rows)} finished examples kept in {report.path}"
+    run_id = getattr(exc, "run_id", None)
+    run = f"; MLflow run {run_id} marked KILLED" if run_id else ""
+    return f"deltaseek: stopped by {signal.Signals(signum).name}{kept}{run}"
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     handler = COMMANDS.get(args.command) or args.handler
     try:
-        return handler(args)
+        with stop_on_signals():
+            return handler(args)
+    except KeyboardInterrupt as exc:  # SIGINT or SIGTERM (see optimize/stopping.py)
+        if args.debug:
+            raise
+        print(stopped_line(exc), file=sys.stderr)
+        code = getattr(exc, "exit_code", 130)
+        if any(t.is_alive() and not t.daemon for t in threading.enumerate() if t is not threading.main_thread()):
+            sys.stdout.flush(), sys.stderr.flush()
+            os._exit(code)  # a second signal abandoned running examples: do not wait for their threads
+        return code
     except DeltaSeekError as exc:
         if args.debug:
             raise
@@ -416,7 +492,12 @@ def main(argv: list[str] | None = None) -> int:
     except Exception as exc:
         if args.debug:
             raise
-        print(f"deltaseek: error: {type(exc).__name__}: {exc} (run with --debug for the traceback)", file=sys.stderr)
+        if is_fatal_lm_error(exc):
+            print(f"deltaseek: error: the LM cannot be used: {one_line(f'{type(exc).__name__}: {exc}')}",
+                  file=sys.stderr)
+            return 3
+        print(f"deltaseek: error: {one_line(f'{type(exc).__name__}: {exc}')} (run with --debug for the traceback)",
+              file=sys.stderr)
         return 1
 
 

@@ -2,28 +2,38 @@
 
 Each finished example is appended to a JSONL file at once (question, gold, answer,
 answerability, stop reason, tool calls, scores), so an interrupted or crashing evaluation
-loses nothing already computed. An example whose run raises is kept with its error and
-scores 0 on every metric.
+loses nothing already computed. An existing results file is never overwritten: it is refused,
+or continued with `resume=True` (examples it already holds without an error are skipped).
+
+An example whose run raises is kept with its error and scores 0 on every metric; so is a run
+that ended on an LM error without one successful LM call. An LM that cannot be used at all (no
+key, unknown model, unreachable server: `is_fatal_lm_error`) stops the evaluation after the
+first such row with `LMUnusable`. SIGINT / SIGTERM (see `stopping`) stop scheduling examples at
+once, let the running ones finish, and raise `Interrupted`; both carry the report so far.
 """
 
 from __future__ import annotations
 
 import contextvars
 import json
+import signal
 import sys
 import threading
 import time
-from concurrent.futures import ThreadPoolExecutor, as_completed
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass
 from pathlib import Path
 
 import dspy
 
 from deltaseek.bundled import CORPUS_NAMES, corpus_path
-from deltaseek.errors import DatasetError, UsageError
+from deltaseek.errors import DatasetError, DeltaSeekError, UsageError
 from deltaseek.metrics import answerability_accuracy, combined_metric, efficiency, exact_match, token_f1
+from deltaseek.optimize import stopping
 from deltaseek.optimize.labeled_data import LabeledSet, load_labeled, split
 from deltaseek.programs.agent import run_question
+from deltaseek.programs.lm import is_fatal_lm_error
+
 METRICS = {
     "exact_match": exact_match,
     "token_f1": token_f1,
@@ -50,8 +60,9 @@ def select(examples: list[dspy.Example], split_name: str, limit: int | None = No
 
 
 def corpora_for(examples: list[dspy.Example]) -> list[str]:
-    """The bundled corpus files the examples are asked against, in order of first use."""
-    names = list(dict.fromkeys(str(ex.corpus) for ex in examples))
+    """The bundled corpus files the examples name, in order of first use; none when no example
+    names one (their corpus is then --corpus, or the bundled corpus)."""
+    names = list(dict.fromkeys(str(ex.get("corpus")) for ex in examples if ex.get("corpus")))
     unknown = [n for n in names if n not in CORPUS_NAMES]
     if unknown:
         raise UsageError(f"corpus {', '.join(map(repr, unknown))} is not bundled (known: {', '.join(CORPUS_NAMES)}); "
@@ -65,6 +76,7 @@ def score(example: dspy.Example, record: dict | None) -> dict[str, float]:
 
 
 def run_example(program: dspy.Module, example: dspy.Example, index: int) -> dict:
+    """One scored row. `lm_unusable` is true when the LM cannot be used at all (the run must stop)."""
     row = {"index": index, "id": example.get("id"), "split": example.get("split"), "question": example.question,
            "gold": {"answer": example.get("answer"), "aliases": list(example.get("aliases") or []),
                     "answerability": example.get("answerability")}}
@@ -75,22 +87,68 @@ def run_example(program: dspy.Module, example: dspy.Example, index: int) -> dict
         record = None
         row.update({field: None for field in RECORD_FIELDS})
         row["seconds"] = round(time.perf_counter() - started, 2)
-        row["error"] = f"{type(exc).__name__}: {exc}"
+        row["error"] = " ".join(f"{type(exc).__name__}: {exc}".split())
+        row["lm_unusable"] = is_fatal_lm_error(exc)
     else:
         row.update({field: record[field] for field in RECORD_FIELDS})
-        row["error"] = None
+        row["error"] = no_lm_call_error(record)
+        row["lm_unusable"] = False
+        if row["error"]:
+            record = None
     row["scores"] = score(example, record)
     return row
 
 
-class ResultsFile:
-    """A JSONL file that each finished row is appended to (and flushed) at once."""
+def no_lm_call_error(record: dict) -> str | None:
+    """A run that ended on an LM error without one successful LM call answered from searches
+    alone: an error, never a score."""
+    if record.get("stop_reason") == "lm_error" and not record.get("lm_calls"):
+        return "no LM call succeeded (the run stopped on an LM error)"
+    return None
 
-    def __init__(self, path: str | Path):
+
+class LMUnusable(DeltaSeekError):
+    """The LM cannot be used at all; the evaluation stopped. `report` holds the rows so far."""
+
+    def __init__(self, message: str, report: "EvalReport"):
+        super().__init__(message)
+        self.report = report
+
+
+class ResultsFile:
+    """A JSONL file that each finished row is appended to (and flushed) at once.
+
+    An existing non-empty file is refused unless `resume`; then its rows are read (a line cut
+    short by a kill is ignored) and `finished` maps each id to its last row without an error.
+    """
+
+    def __init__(self, path: str | Path, resume: bool = False):
         self.path = Path(path)
+        self.finished: dict[str, dict] = {}
+        held = self.path.is_file() and self.path.stat().st_size > 0
+        if held and not resume:
+            raise UsageError(f"{self.path} already holds results; pass --resume to run only the examples it does not "
+                             "hold, or choose another output file (results are never overwritten)")
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        self.path.write_text("", encoding="utf-8")
+        if held:
+            self._read_earlier()
         self._lock = threading.Lock()
+
+    def _read_earlier(self) -> None:
+        text = self.path.read_text(encoding="utf-8", errors="replace")
+        for line in text.splitlines():
+            try:
+                row = json.loads(line)
+            except json.JSONDecodeError:
+                continue  # the last line of a killed run may be cut short
+            if isinstance(row, dict) and row.get("id") is not None and set(METRICS) <= set(row.get("scores") or {}):
+                if row.get("error"):
+                    self.finished.pop(str(row["id"]), None)
+                else:
+                    self.finished[str(row["id"])] = row
+        if not text.endswith("\n"):
+            with self.path.open("a", encoding="utf-8") as handle:
+                handle.write("\n")
 
     def append(self, row: dict) -> None:
         line = json.dumps(row, ensure_ascii=False, default=str) + "\n"
@@ -103,6 +161,8 @@ class EvalReport:
     label: str
     rows: list[dict]
     path: Path
+    resumed: int = 0
+    """Rows taken from an earlier run of the same results file (`--resume`)."""
 
     @property
     def means(self) -> dict[str, float]:
@@ -116,35 +176,70 @@ class EvalReport:
 
 
 def evaluate_program(program: dspy.Module, examples: list[dspy.Example], results_path: str | Path,
-                     threads: int = 1, label: str = "evaluate") -> EvalReport:
-    """Run and score every example (in `threads` threads), appending each row to `results_path` as it ends."""
+                     threads: int = 1, label: str = "evaluate", resume: bool = False) -> EvalReport:
+    """Run and score every example (at most `threads` at a time, in worker threads), appending each
+    row to `results_path` as it ends. With `resume`, examples the file already holds are skipped.
+
+    Raises `stopping.Interrupted` after a SIGINT/SIGTERM and `LMUnusable` after an LM that cannot
+    be used; both only once the running examples have finished, and both carry the report so far.
+    """
     from tqdm import tqdm
 
-    out = ResultsFile(results_path)
-    rows: list[dict] = []
-    bar = tqdm(total=len(examples), desc=label, unit="q", file=sys.stderr, dynamic_ncols=True)
+    out = ResultsFile(results_path, resume=resume)
+    rows = [{**out.finished[str(ex.get("id"))], "index": i} for i, ex in enumerate(examples)
+            if str(ex.get("id")) in out.finished]
+    todo = [(i, ex) for i, ex in enumerate(examples) if str(ex.get("id")) not in out.finished]
+    report = EvalReport(label, rows, out.path, resumed=len(rows))
+    bar = tqdm(total=len(examples), initial=len(rows), desc=label, unit="q", file=sys.stderr, dynamic_ncols=True)
+    unusable: dict | None = None
 
     def finished(row: dict) -> None:
+        nonlocal unusable
         out.append(row)
         rows.append(row)
+        unusable = unusable or (row if row["lm_unusable"] else None)
         bar.update(1)
         bar.set_postfix(combined=f"{sum(r['scores']['combined'] for r in rows) / len(rows):.3f}")
 
+    stop = stopping.current()
+    queue = iter(todo)
+    running: dict[Future, int] = {}
+    pool = ThreadPoolExecutor(max_workers=threads)
+    interrupted: KeyboardInterrupt | None = None
     try:
-        if threads <= 1:
-            for index, example in enumerate(examples):
-                finished(run_example(program, example, index))
-        else:
-            with ThreadPoolExecutor(max_workers=threads) as pool:
-                # Each task runs in a copy of this context, so DSPy's settings overrides follow it.
-                futures = [pool.submit(contextvars.copy_context().run, run_example, program, example, index)
-                           for index, example in enumerate(examples)]
-                for future in as_completed(futures):
-                    finished(future.result())
+        with stop.defer():
+            while True:
+                while len(running) < threads and not (stop.requested or unusable or interrupted):
+                    index, example = next(queue, (None, None))
+                    if example is None:
+                        break
+                    # Each task runs in a copy of this context, so DSPy's settings overrides follow it.
+                    future = pool.submit(contextvars.copy_context().run, run_example, program, example, index)
+                    running[future] = index
+                if not running:
+                    break
+                done, _ = wait(running, timeout=0.2, return_when=FIRST_COMPLETED)
+                for future in done:
+                    running.pop(future)
+                    try:
+                        finished(future.result())
+                    except KeyboardInterrupt as exc:  # raised inside an example: stop like a signal
+                        interrupted = exc
+    except KeyboardInterrupt as exc:  # a second signal (or Ctrl-C with no handler): stop waiting
+        exc.report = report
+        raise
     finally:
+        pool.shutdown(wait=not running, cancel_futures=True)
         bar.close()
-    rows.sort(key=lambda r: r["index"])
-    return EvalReport(label, rows, out.path)
+        rows.sort(key=lambda r: r["index"])
+    if stop.requested or interrupted:
+        error = stopping.Interrupted(stop.signum or getattr(interrupted, "signum", signal.SIGINT))
+        error.report = report
+        raise error
+    if unusable:
+        raise LMUnusable(f"the LM cannot be used ({unusable['error']}); stopped after {len(rows)} of "
+                         f"{len(examples)} examples, results kept in {out.path}", report)
+    return report
 
 
 def table_columns(rows: list[dict]) -> dict[str, list]:
@@ -166,7 +261,8 @@ def table_columns(rows: list[dict]) -> dict[str, list]:
 
 
 def format_report(report: EvalReport) -> str:
-    lines = [f"{report.label}: {len(report.rows)} examples" + (f", {report.crashed} crashed" if report.crashed else ""),
+    lines = [f"{report.label}: {len(report.rows)} examples" + (f", {report.crashed} crashed" if report.crashed else "")
+             + (f" ({report.resumed} kept from the earlier run)" if report.resumed else ""),
              f"{'metric':<24}{'mean':>8}"]
     lines += [f"{name:<24}{value:>8.3f}" for name, value in report.means.items()]
     return "\n".join(lines)

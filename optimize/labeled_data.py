@@ -35,6 +35,13 @@ SPLIT_SEED = "deltaseek-split-v1"
 HUB_PREFIX = "hf:"
 
 
+def number_as_text(value: Any) -> Any:
+    """A numeric answer (JSON 1889, a Parquet int or float column) as the text it reads as."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return value
+    return str(int(value)) if isinstance(value, float) and value.is_integer() else str(value)
+
+
 class LabeledRow(BaseModel):
     """One labeled question. Unknown columns are ignored (and listed in the summary)."""
 
@@ -47,8 +54,9 @@ class LabeledRow(BaseModel):
     """The gold answer; may be empty only when answerability is "unlikely"."""
     aliases: list[str] = []
     """Other accepted spellings of the answer."""
-    corpus: str
-    """Which corpus the question is asked against, e.g. "seed" or "musique"."""
+    corpus: str | None = None
+    """Which bundled corpus the question is asked against ("seed" or "musique"); absent: the
+    corpus given with --corpus / --tools (the bundled corpus when none is given)."""
     id: str | None = None
     """Stable row id; derived from the corpus and question when absent."""
     split: str | None = None
@@ -71,7 +79,7 @@ class LabeledRow(BaseModel):
     @field_validator("answer", mode="before")
     @classmethod
     def no_answer_is_empty(cls, value: Any) -> Any:
-        return "" if value is None else value
+        return "" if value is None else number_as_text(value)
 
     @field_validator("answer")
     @classmethod
@@ -102,7 +110,7 @@ class LabeledRow(BaseModel):
             value = value.tolist()
         if not isinstance(value, (list, tuple)):
             raise ValueError(f"expected a list of strings, got {type(value).__name__}")
-        return [a for a in value if not (isinstance(a, str) and not a.strip())]
+        return [number_as_text(a) for a in value if not (isinstance(a, str) and not a.strip())]
 
     @field_validator("id", mode="before")
     @classmethod
@@ -282,8 +290,8 @@ def describe_error(error: dict) -> tuple[str, str]:
     return name, error.get("msg", "invalid")
 
 
-def default_id(corpus: str, question: str) -> str:
-    return f"{corpus}-{hashlib.sha256(question.encode()).hexdigest()[:12]}"
+def default_id(corpus: str | None, question: str) -> str:
+    return f"{corpus or 'q'}-{hashlib.sha256(question.encode()).hexdigest()[:12]}"
 
 
 def to_example(row: LabeledRow) -> dspy.Example:

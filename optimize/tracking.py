@@ -4,8 +4,10 @@ Where runs go: `--tracking-uri`, else `$MLFLOW_TRACKING_URI`, else `sqlite:///ml
 working folder (artifacts in `./mlruns/`). That is MLflow 3's own default, pinned here so an old
 `./mlruns` file store in the folder does not silently switch the backend.
 
-A server is probed (`GET /health`, a few seconds) before any MLflow call: an unreachable one
-gives one warning line and the run goes on untracked. MLflow's HTTP retries are turned down
+A server is probed (`GET /health`, a few seconds) before any MLflow call, and a sqlite store's
+file and folder must be writable: an unreachable server or a read-only store gives one warning
+line and the run goes on untracked (MLflow itself retries a sqlite store it cannot open for
+about 100 s, with no setting to shorten it: `mlflow.store.db.utils.MAX_RETRY_COUNT`). MLflow's HTTP retries are turned down
 (unless set in the environment) so a server that dies mid-run costs seconds, not minutes.
 Every MLflow call goes through `Tracker`, which turns a failure into one warning and stops
 tracking; the caller's local files are written regardless.
@@ -35,8 +37,28 @@ def resolve_tracking_uri(explicit: str | None = None) -> str:
     return (explicit or os.environ.get("MLFLOW_TRACKING_URI") or "").strip() or LOCAL_TRACKING_URI
 
 
+def sqlite_store_problem(uri: str) -> str | None:
+    """Why a sqlite store file cannot be written (it, or the folder for its journal or for a new
+    file, is read-only), or None. In-memory and `file:` URI stores are not checked."""
+    path = uri[len("sqlite:///"):].split("?")[0] if uri.startswith("sqlite:///") else ""
+    if not path or path == ":memory:" or path.startswith("file:"):
+        return None
+    target = Path(path).absolute()
+    if target.exists() and not os.access(target, os.W_OK):
+        return f"{target} is read-only"
+    folder = target.parent
+    while not folder.exists() and folder != folder.parent:
+        folder = folder.parent
+    if not os.access(folder, os.W_OK | os.X_OK):
+        return f"the folder {folder} is read-only"
+    return None
+
+
 def unreachable_reason(uri: str, timeout: float = PROBE_SECONDS) -> str | None:
-    """Why an http(s) tracking server cannot be used, or None (other stores are not probed)."""
+    """Why a tracking store cannot be used: an http(s) server that does not answer, or a
+    sqlite store that cannot be written; None when it looks usable (others are not probed)."""
+    if urlparse(uri).scheme == "sqlite":
+        return sqlite_store_problem(uri)
     if urlparse(uri).scheme not in ("http", "https"):
         return None
     import httpx
@@ -48,6 +70,13 @@ def unreachable_reason(uri: str, timeout: float = PROBE_SECONDS) -> str | None:
     if response.status_code >= 500:
         return f"/health answered HTTP {response.status_code}"
     return None
+
+
+def run_status(exc_type: type[BaseException] | None) -> str:
+    """FINISHED, KILLED for a stop asked by a signal (KeyboardInterrupt and its kin), else FAILED."""
+    if exc_type is None:
+        return "FINISHED"
+    return "KILLED" if issubclass(exc_type, KeyboardInterrupt) else "FAILED"
 
 
 def warn(message: str) -> None:
@@ -81,6 +110,8 @@ class Tracker:
         self.traces = traces
         self.experiment = experiment
         self.run_id: str | None = None
+        self.ended_run_id: str | None = None
+        """The run's id after it ended (for the one line an interrupted command prints)."""
         self._autolog_on = False
 
     @property
@@ -92,12 +123,14 @@ class Tracker:
         return self
 
     def __exit__(self, exc_type, exc, tb) -> None:
-        self.end("FAILED" if exc_type else "FINISHED")
+        self.end(run_status(exc_type))
 
     def start(self) -> bool:
         reason = unreachable_reason(self.uri)
         if reason:
-            warn(f"MLflow tracking server {self.uri} is unreachable ({reason}); "
+            what = "store" if urlparse(self.uri).scheme == "sqlite" else "server"
+            state = "cannot be written" if what == "store" else "is unreachable"
+            warn(f"MLflow tracking {what} {self.uri} {state} ({reason}); "
                  "the run goes on untracked, results are saved locally only")
             return False
         for name, value in QUICK_FAILURE_ENV.items():
@@ -135,9 +168,9 @@ class Tracker:
             self._call("turn off tracing", lambda mlflow: mlflow.dspy.autolog(disable=True, silent=True), keep_run=True)
         if self.active:
             self._call("end the run", lambda mlflow: mlflow.end_run(status=status))
-            if self.active:
+            if self.active and status != "KILLED":  # an interrupted command names the run in its own line
                 print(f"MLflow run {self.run_id} in {self.uri} (experiment {self.experiment!r})", file=sys.stderr)
-            self.run_id = None
+            self.ended_run_id, self.run_id = self.run_id, None
 
     def _call(self, what: str, action: Callable, keep_run: bool = False) -> None:
         if not self.active and not keep_run:

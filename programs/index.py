@@ -2,6 +2,11 @@
 
 The index is keyed by the content hash of the corpus files, so it is built
 once and rebuilt whenever a corpus file changes.
+
+Every passage is validated when the index is built (`PassageRow`), so a bad line is a
+`CorpusError` naming its file and line, never a failure at search time. Limits: a line holds at
+most `MAX_LINE_BYTES` (1 MB); passage ids are unique across the corpora of one index (a repeated
+id is rejected, naming both lines, since a citation by id would point at the wrong passage).
 """
 
 from __future__ import annotations
@@ -16,10 +21,14 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+from pydantic import BaseModel, ConfigDict, StrictInt, StrictStr, ValidationError, field_validator
+
 from deltaseek.bundled import bundled_corpora
 from deltaseek.errors import CorpusError
 
 INDEX_FORMAT = 1
+MAX_LINE_BYTES = 1_000_000
+"""A corpus or dataset line longer than this is rejected (with its file and line), not read."""
 
 
 def cache_dir() -> Path:
@@ -40,11 +49,25 @@ class ScoredPassage:
     score: float
 
 
+def bounded_lines(handle, limit: int = MAX_LINE_BYTES) -> Iterator[tuple[bytes, int]]:
+    """(the line's first `limit` + 1 bytes, its full length) for each line; memory stays bounded."""
+    while raw := handle.readline(limit + 1):
+        length = len(raw)
+        if length > limit and not raw.endswith(b"\n"):
+            while (rest := handle.readline(1 << 20)) and not rest.endswith(b"\n"):
+                length += len(rest)
+            length += len(rest)
+        yield raw, length
+
+
 def jsonl_objects(path: Path) -> Iterator[tuple[int, dict | None, str | None]]:
     """(line number, object, problem) for each non-blank line of a JSONL file; the problem
     says why a line is not a JSON object. Shared by the corpus and the labeled-set readers."""
-    with path.open("rb") as lines:
-        for lineno, raw in enumerate(lines, start=1):
+    with path.open("rb") as handle:
+        for lineno, (raw, length) in enumerate(bounded_lines(handle), start=1):
+            if length > MAX_LINE_BYTES:
+                yield lineno, None, f"the line is {length:,} bytes long; at most {MAX_LINE_BYTES:,} are read"
+                continue
             try:  # decoded line by line, so a bad byte is reported with its line
                 line = raw.decode("utf-8-sig" if lineno == 1 else "utf-8")
             except UnicodeDecodeError as exc:
@@ -63,24 +86,58 @@ def jsonl_objects(path: Path) -> Iterator[tuple[int, dict | None, str | None]]:
             yield lineno, row, None
 
 
-def read_corpus(path: str | os.PathLike) -> list[Passage]:
-    """Read one JSONL corpus: each line {"text", optional "title", "id", "url"}."""
+class PassageRow(BaseModel):
+    """One corpus line. Other keys are ignored."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    text: StrictStr
+    title: StrictStr | None = None
+    id: StrictStr | StrictInt | None = None
+    url: StrictStr | None = None
+
+    @field_validator("text")
+    @classmethod
+    def text_not_blank(cls, value: str) -> str:
+        if not value.strip():
+            raise ValueError("must not be empty")
+        return value
+
+
+def passage_problem(error: dict) -> str:
+    """A pydantic error on a corpus line in plain words: the field, then what is wrong."""
+    name = str(error["loc"][0]) if error.get("loc") else "line"
+    if name == "text" and error.get("type") in ("missing", "value_error"):
+        return 'missing a non-empty "text" field'
+    got = error.get("input")
+    if error.get("type", "").endswith("_type"):
+        return f'field "{name}": expected {"text or a whole number" if name == "id" else "text"}, got {got!r}'
+    return f'field "{name}": {error.get("msg", "invalid").removeprefix("Value error, ")}'
+
+
+def read_corpus(path: str | os.PathLike, seen_ids: dict[str, str] | None = None) -> list[Passage]:
+    """Read one JSONL corpus: each line {"text", optional "title", "id", "url"}, validated.
+
+    `seen_ids` (id -> "file:line") carries ids across the files of one index; a repeated id
+    is a CorpusError naming both lines."""
     path = Path(path)
     if not path.is_file():
         raise CorpusError(f"corpus file not found: {path}")
+    seen_ids = {} if seen_ids is None else seen_ids
     passages = []
     for lineno, row, problem in jsonl_objects(path):
         if problem:
             raise CorpusError(f"{path}:{lineno}: {problem}")
-        text = row.get("text")
-        if not isinstance(text, str) or not text.strip():
-            raise CorpusError(f"{path}:{lineno}: missing a non-empty \"text\" field")
-        passages.append(Passage(
-            id=str(row.get("id") or f"{path.stem}:{lineno}"),
-            title=str(row.get("title") or ""),
-            text=text,
-            url=row.get("url") or None,
-        ))
+        try:
+            valid = PassageRow.model_validate(row)
+        except ValidationError as exc:
+            raise CorpusError(f"{path}:{lineno}: {passage_problem(exc.errors()[0])}") from None
+        passage_id = str(valid.id if valid.id not in (None, "") else f"{path.stem}:{lineno}")
+        if passage_id in seen_ids:
+            raise CorpusError(f"{path}:{lineno}: passage id {passage_id!r} repeats the id at {seen_ids[passage_id]}; "
+                              "ids must be unique (citations point at them)")
+        seen_ids[passage_id] = f"{path}:{lineno}"
+        passages.append(Passage(id=passage_id, title=valid.title or "", text=valid.text, url=valid.url or None))
     if not passages:
         raise CorpusError(f"{path}: the corpus holds no passages")
     return passages
@@ -135,7 +192,8 @@ class CorpusIndex:
                 return cls(passages, bm25s.BM25.load(str(folder / "bm25")), fingerprint)
             except (OSError, ValueError, TypeError):
                 pass  # a damaged cache is rebuilt, never trusted
-        passages = [p for path in paths for p in read_corpus(path)]
+        seen_ids: dict[str, str] = {}
+        passages = [p for path in paths for p in read_corpus(path, seen_ids)]
         index = cls.build(passages, fingerprint)
         index.save(folder)
         return index

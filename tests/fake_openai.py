@@ -1,16 +1,21 @@
 """A real OpenAI-compatible HTTP server on 127.0.0.1 that answers every chat completion with
-the same text: the stuck model of seed 000, reached through `--lm openai/NAME --api-base URL`."""
+the same text: the stuck model of seed 000, reached through `--lm openai/NAME --api-base URL`.
+`delay` makes each completion slow (seconds); `status` makes each one fail with that HTTP status
+(401: a rejected key)."""
 
 from __future__ import annotations
 
 import json
 import threading
+import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 
 class FakeOpenAIServer:
-    def __init__(self, reply: str):
+    def __init__(self, reply: str, delay: float = 0.0, status: int = 200):
         self.reply = reply
+        self.delay = delay
+        self.status = status
         self.requests: list[dict] = []
         server = self
 
@@ -18,9 +23,9 @@ class FakeOpenAIServer:
             def log_message(self, *args):
                 pass
 
-            def _send(self, payload: dict) -> None:
+            def _send(self, payload: dict, status: int = 200) -> None:
                 body = json.dumps(payload).encode()
-                self.send_response(200)
+                self.send_response(status)
                 self.send_header("Content-Type", "application/json")
                 self.send_header("Content-Length", str(len(body)))
                 self.end_headers()
@@ -32,6 +37,11 @@ class FakeOpenAIServer:
             def do_POST(self):
                 request = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
                 server.requests.append(request)
+                time.sleep(server.delay)
+                if server.status != 200:
+                    self._send({"error": {"message": "Incorrect API key provided", "type": "invalid_request_error",
+                                          "code": "invalid_api_key"}}, server.status)
+                    return
                 self._send({
                     "id": f"chatcmpl-{len(server.requests)}", "object": "chat.completion", "created": 0,
                     "model": request.get("model", "stuck"),

@@ -270,6 +270,21 @@ def test_when_every_search_fails_the_answer_says_so_and_is_not_unlikely(use_lm):
     assert any("web_search failed" in c for c in pred.caveats)
 
 
+def test_a_failed_call_that_still_brought_passages_is_answered_from_them(use_lm):
+    """A cluster with one shard down reports `unavailable` with the other shards' hits: those are
+    evidence, so the answer is read from them, and the fault is a caveat."""
+    from deltaseek.programs.tools import Hit
+
+    hit = Hit(id="ruby", title="Ruby (programming language)", text="Ruby was created by Yukihiro Matsumoto in 1995.")
+    half_down = ScriptedWeb(lambda q, n: ToolResult(tool="web_search", query=q, status=ToolStatus.UNAVAILABLE,
+                                                    hits=[hit], note="agent 127.0.0.1:9313: connect() failed"))
+    engine = ScriptedEngine(classify=classify("lookup"), step=lambda _: step("Ruby creator", tool="web_search"),
+                            synthesize=lambda _: synth("Yukihiro Matsumoto created Ruby.", sources=["ruby"]))
+    pred = run(engine, [half_down], "Who created Ruby?", use_lm)
+    assert "Matsumoto" in pred.answer and "every search failed" not in pred.answer
+    assert any("connect() failed" in c for c in pred.caveats)
+
+
 @pytest.mark.parametrize("question,problem", [("", "empty"), ("x" * 20_000, "20,000 characters")])
 def test_an_empty_or_huge_question_is_refused_before_any_work(bundled_index, question, problem):
     from deltaseek import UsageError

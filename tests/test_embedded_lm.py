@@ -94,3 +94,11 @@ def test_a_prompt_larger_than_the_context_raises_dspy_context_window_error():
         lm("word " * 600)
     with pytest.raises(lm15.ContextLengthError):
         engine.complete(request("word " * 600, max_tokens=8))
+
+
+def test_bullets_get_their_own_bound():
+    schema = {"type": "object", "properties": {"bullets": {"type": "array", "items": {"type": "string"}},
+                                               "answer": {"type": "string"}}}
+    bounded = bound_schema(schema, 2, 100, 60)
+    assert bounded["properties"]["bullets"] == {"type": "array", "items": {"type": "string", "maxLength": 60}, "maxItems": 2}
+    assert bounded["properties"]["answer"]["maxLength"] == 100

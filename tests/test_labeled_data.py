@@ -193,7 +193,7 @@ def test_unknown_split_and_bad_aliases(tmp_path):
 
 
 def test_alias_that_is_not_a_string(tmp_path):
-    path = bad_file(tmp_path, {**ROWS[2], "aliases": ["ok", 7]})
+    path = bad_file(tmp_path, {**ROWS[2], "aliases": ["ok", {"x": 7}]})
     assert any(p.startswith(f"{path}:3: field 'aliases[1]':") for p in problem_lines(path))
 
 

@@ -306,9 +306,11 @@ def test_an_interrupted_evaluation_keeps_the_finished_examples(capsys, scripted_
 
     monkeypatch.setattr(evaluation, "run_question", interrupted)
     out = tmp_path / "eval.jsonl"
-    with pytest.raises(KeyboardInterrupt):
-        main(["evaluate", "--dataset", str(dataset), "--split", "train", "--out", str(out),
-              "--tracking-uri", offline_tracking])
+    code, _, err = run_cli(capsys, "evaluate", "--dataset", dataset, "--split", "train", "--out", out,
+                           "--tracking-uri", offline_tracking)
+    assert code == 130 and "Traceback" not in err
+    [line] = [line for line in err.splitlines() if line.startswith("deltaseek: stopped")]
+    assert "1 finished examples kept in" in line
     [row] = read_jsonl(out)
     assert row["id"] == "t-rails" and row["answer"] == "David Heinemeier Hansson"
 

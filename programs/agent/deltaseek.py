@@ -392,8 +392,9 @@ class DeltaSeek(dspy.Module):
         if not pad.facts or missing_subjects:
             about = ", ".join(missing_subjects) or f"\"{pad.question}\""
             answer, origin, sources = f"No information found about {about}: no passage found mentions it.", "evidence", []
-        if all(c.status.failed for c in pad.executed_calls):
+        if not pad.facts and all(c.status.failed for c in pad.executed_calls):
             # Nothing was searched, so nothing is known to be missing: say that the tools failed.
+            # (A failed call can still bring hits: a cluster with one shard down answers from the others.)
             faults = "; ".join(dict.fromkeys(f"{c.tool}: {c.summary or c.status.value}" for c in pad.executed_calls))
             answer, origin, sources, answerability = f"No answer: every search failed ({faults}).", "evidence", [], "unknown"
         pad.candidate_answer, pad.answerability, pad.answer_origin = answer, answerability, origin

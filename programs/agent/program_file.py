@@ -69,7 +69,8 @@ def read_program_state(path: str | os.PathLike) -> dict:
 
 
 def check_state_fits(program: dspy.Module, state: dict, path: Path) -> None:
-    """The saved predictors must be exactly the program's, each with the same number of signature fields."""
+    """The saved predictors must be exactly the program's, each with the same number of signature
+    fields, text instructions, and demos that are objects of that predictor's own fields."""
     expected = dict(program.named_predictors())
     saved = {k: v for k, v in state.items() if k != "metadata"}
     if set(saved) != set(expected):
@@ -84,6 +85,32 @@ def check_state_fits(program: dspy.Module, state: dict, path: Path) -> None:
         if len(fields) != len(predictor.signature.fields):
             raise ProgramFileError(f"{path}: predictor {name!r} was saved with {len(fields)} signature fields; "
                                    f"this program's has {len(predictor.signature.fields)} (another program or version)")
+        problem = signature_problem(entry["signature"]) or demos_problem(entry["demos"], list(predictor.signature.fields))
+        if problem:
+            raise ProgramFileError(f"{path}: predictor {name!r}: {problem}")
+
+
+def signature_problem(signature: dict) -> str | None:
+    """Why a saved signature cannot be loaded: instructions must be text, each field a prefix and a description."""
+    instructions = signature.get("instructions")
+    if not isinstance(instructions, str):
+        return f"instructions must be text, got {type(instructions).__name__} {instructions!r:.60}"
+    for number, field in enumerate(signature["fields"], start=1):
+        if not (isinstance(field, dict) and all(isinstance(field.get(k), str) for k in ("prefix", "description"))):
+            return f"signature field {number} must be an object with a text prefix and description, got {field!r:.60}"
+    return None
+
+
+def demos_problem(demos: list, fields: list[str]) -> str | None:
+    """Why saved demos cannot be used: each must be an object holding some of the predictor's own
+    fields (labeled demos also carry the example's other fields, such as its gold answer)."""
+    for number, demo in enumerate(demos, start=1):
+        if not isinstance(demo, dict):
+            return f"demo {number} must be an object of field values, got {type(demo).__name__} {demo!r:.60}"
+        if not any(key in fields for key in demo):
+            return (f"demo {number} holds none of this predictor's fields (it has {', '.join(map(repr, demo)) or 'none'}; "
+                    f"expected some of {', '.join(fields)})")
+    return None
 
 
 def load_program_file(program: dspy.Module, path: str | os.PathLike) -> None:

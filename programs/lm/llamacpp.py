@@ -103,7 +103,8 @@ class LlamaCppEngine:
     supported_params = frozenset({"temperature", "max_tokens", "response_format", "stop", "top_p"})
 
     def __init__(self, model_path: str | os.PathLike | None = None, n_ctx: int = 8192, n_threads: int | None = None,
-                 max_items: int | None = 3, max_chars: int | None = 100, prefix_cache_mb: int | None = None,
+                 max_items: int | None = 2, max_chars: int | None = 100, max_item_chars: int | None = 60,
+                 prefix_cache_mb: int | None = None,
                  reuse_prefixes: bool | None = None):
         self.model_path = str(model_path) if model_path else None
         self.n_ctx = n_ctx
@@ -114,9 +115,10 @@ class LlamaCppEngine:
         self.stats = EngineStats()
         self._formatter = None
         # A small model fills every list and string to the token limit; bounds in the
-        # grammar keep its replies short enough to finish.
+        # grammar keep its replies short enough to finish, and every generated token costs time.
         self.max_items = max_items
         self.max_chars = max_chars
+        self.max_item_chars = max_item_chars
         self._llama = None
         self._lock = threading.Lock()
         self.load_seconds: float | None = None
@@ -124,7 +126,8 @@ class LlamaCppEngine:
     # Saved programs record the engine by class path and this state.
     def dump_state(self) -> dict[str, Any]:
         return {"model_path": self.model_path, "n_ctx": self.n_ctx, "n_threads": self.n_threads,
-                "max_items": self.max_items, "max_chars": self.max_chars, "prefix_cache_mb": self.prefix_cache_mb}
+                "max_items": self.max_items, "max_chars": self.max_chars,
+                "max_item_chars": self.max_item_chars, "prefix_cache_mb": self.prefix_cache_mb}
 
     @classmethod
     def load_state(cls, state: dict[str, Any]) -> "LlamaCppEngine":
@@ -132,6 +135,11 @@ class LlamaCppEngine:
 
     def _model(self):
         if self._llama is None:
+            # llama.cpp's OpenMP threads spin while they wait. On a machine another process is
+            # also using, spinning threads steal the cores they wait for: a seed question took
+            # 230 s spinning and 27 s passive beside a second model process on 2 cores. Read by
+            # libgomp when llama.cpp's library loads, so set before the import; a user's value wins.
+            os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
             from llama_cpp import Llama
 
             started = time.perf_counter()
@@ -200,7 +208,7 @@ class LlamaCppEngine:
             kwargs["stop"] = list(config.stop)
         response_format = config.response_format
         if response_format and response_format.get("type") == "json_schema":
-            schema = bound_schema(response_format["schema"], self.max_items, self.max_chars)
+            schema = bound_schema(response_format["schema"], self.max_items, self.max_chars, self.max_item_chars)
             kwargs["response_format"] = {"type": "json_object", "schema": schema}
         elif response_format and response_format.get("type") == "json_object":
             kwargs["response_format"] = {"type": "json_object"}
@@ -234,13 +242,17 @@ class LlamaCppEngine:
         )
 
 
-def bound_schema(schema: Any, max_items: int | None, max_chars: int | None) -> Any:
-    """A copy of a JSON schema whose arrays and free strings carry size limits (existing limits win)."""
+def bound_schema(schema: Any, max_items: int | None, max_chars: int | None, max_item_chars: int | None = None) -> Any:
+    """A copy of a JSON schema whose arrays and free strings carry size limits (existing limits
+    win); strings inside an array (bullets) get `max_item_chars` when it is given."""
     if isinstance(schema, list):
-        return [bound_schema(s, max_items, max_chars) for s in schema]
+        return [bound_schema(s, max_items, max_chars, max_item_chars) for s in schema]
     if not isinstance(schema, dict):
         return schema
-    bounded = {k: bound_schema(v, max_items, max_chars) for k, v in schema.items()}
+    item_chars = max_item_chars or max_chars
+    bounded = {k: bound_schema(v, max_items, item_chars if k == "items" and schema.get("type") == "array" else max_chars,
+                               max_item_chars)
+               for k, v in schema.items()}
     if bounded.get("type") == "array" and max_items:
         bounded.setdefault("maxItems", max_items)
     if bounded.get("type") == "string" and "enum" not in bounded and max_chars:
