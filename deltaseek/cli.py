@@ -283,7 +283,7 @@ def cmd_evaluate(args) -> int:
                                   label=f"{Path(args.dataset).stem} {args.split}")
         print(format_report(report))
         print(f"per-example results: {report.path}")
-        tracker.log_metrics({**report.means, "crashed": report.crashed})
+        tracker.log_metrics({**report.means, **report.costs, "crashed": report.crashed})
         log_report(tracker, report, args.split)
     return 0
 
@@ -421,7 +421,9 @@ def cmd_bench(args) -> int:
     if not args.corpus:
         args.corpus = corpora_for(examples)
     tools = build_tools(args.tools or "local", lambda: CorpusIndex.open(args.corpus), use_cache=not args.no_cache)
-    lm = configure_lm_from(args) if args.scenario == "model" else scenario_lm(args.scenario, tools[0].name)
+    # DSPy's cache off: a call answered from an earlier run would make its seconds and tokens a lie.
+    lm = configure_lm(args.lm, args.api_base, cache=False) if args.scenario == "model" else \
+        scenario_lm(args.scenario, tools[0].name)
     from tqdm import tqdm
 
     with tqdm(total=len(examples), desc=f"bench {args.scenario}", unit="q", file=sys.stderr) as bar:

@@ -25,7 +25,8 @@ from deltaseek.bundled import SEED_QUESTIONS, bundled_corpora
 from deltaseek.programs.agent import DeltaSeek, run_question
 from deltaseek.programs.index import CorpusIndex, Passage, read_corpus
 from deltaseek.errors import UsageError
-from deltaseek.programs.lm import LlamaCppEngine, adapter_for, embedded_engine, make_lm
+from deltaseek.programs.lm import LlamaCppEngine, adapter_for, embedded_engine, find_smollm2_gguf, make_lm
+from deltaseek.programs.lm.llamacpp import default_threads, import_llama_cpp
 from deltaseek.programs.tools import LocalCorpusSearch, SphinxSearch, SphinxSettings, load_passages, parse_target
 from deltaseek.programs.tools.sphinx import SphinxClient
 
@@ -48,6 +49,33 @@ def bench_model(runs: int = 3) -> None:
             rates.append(response.usage.output_tokens / (time.perf_counter() - t))
         print(f"embedded model, {label}: {statistics.median(rates):.1f} generated tokens/s (median of {runs}, "
               f"prompt included in the time)")
+
+
+def bench_threads(configs: tuple[tuple[int, int], ...] = ((1, 512), (2, 512), (2, 256), (2, 1024)),
+                  prompt_tokens: int = 1000, generate: int = 64) -> list[dict]:
+    """llama.cpp's own timings for prompt evaluation and generation at each (threads, n_batch):
+    the figures `default_threads` was chosen by."""
+    llama_cpp = import_llama_cpp()
+    path = str(find_smollm2_gguf())
+    text = " ".join(p.text for corpus in bundled_corpora() for p in read_corpus(corpus))
+    rows = []
+    for threads, batch in configs:
+        llama = llama_cpp.Llama(model_path=path, n_ctx=4096, n_threads=threads, n_threads_batch=threads, n_batch=batch,
+                      n_ubatch=min(batch, 512), verbose=False, seed=0)
+        tokens = llama.tokenize(text.encode())[:prompt_tokens]
+        llama.create_completion(tokens[:16], max_tokens=1)  # warm-up
+        llama_cpp.llama_perf_context_reset(llama.ctx)
+        llama.reset()
+        llama.create_completion(tokens, max_tokens=generate, temperature=0.0)
+        perf = llama_cpp.llama_perf_context(llama.ctx)
+        rows.append({"threads": threads, "n_batch": batch, "prompt_tokens_per_s": perf.n_p_eval / perf.t_p_eval_ms * 1000,
+                     "generated_tokens_per_s": perf.n_eval / max(perf.t_eval_ms, 1e-9) * 1000})
+        del llama
+    print(f"{'threads':>7} {'n_batch':>7} {'prompt tok/s':>12} {'generate tok/s':>14}   ({prompt_tokens}-token prompt, "
+          f"{generate} tokens generated; deltaseek uses {default_threads()} thread(s), n_batch 512)")
+    for r in rows:
+        print(f"{r['threads']:>7} {r['n_batch']:>7} {r['prompt_tokens_per_s']:>12.0f} {r['generated_tokens_per_s']:>14.0f}")
+    return rows
 
 
 def synthetic_passages(n: int) -> list[Passage]:
@@ -124,7 +152,7 @@ def bench_seed_speed(questions: tuple[str, ...] = SEED_QUESTIONS) -> list[dict]:
     rows = []
     for reuse in (False, True):
         engine.reuse_prefixes = reuse
-        engine.prefix_states.clear()
+        engine.forget_prefixes()
         engine.reset_stats()
         for question in questions:
             program = DeltaSeek([LocalCorpusSearch(index)])
@@ -183,6 +211,7 @@ def run(args: argparse.Namespace) -> int:
         bench_sphinx(args.sphinx, args.sphinx_shard, args.sphinx_sizes)
         return 0
     bench_model()
+    bench_threads()
     bench_index(args.sizes)
     if not args.skip_agents:
         bench_seed_speed()

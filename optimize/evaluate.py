@@ -17,6 +17,7 @@ from __future__ import annotations
 import contextvars
 import json
 import signal
+import statistics
 import sys
 import threading
 import time
@@ -174,6 +175,17 @@ class EvalReport:
     def crashed(self) -> int:
         return sum(1 for r in self.rows if r["error"])
 
+    @property
+    def costs(self) -> dict[str, float]:
+        """What a question cost: LM calls and tokens (mean), wall seconds (median and mean)."""
+        runs = [r for r in self.rows if r.get("seconds") is not None]
+        if not runs:
+            return {}
+        seconds = [r["seconds"] for r in runs]
+        return {"lm_calls_mean": statistics.fmean(r.get("lm_calls") or 0 for r in runs),
+                "tokens_mean": statistics.fmean(r.get("tokens") or 0 for r in runs),
+                "seconds_median": statistics.median(seconds), "seconds_mean": statistics.fmean(seconds)}
+
 
 def evaluate_program(program: dspy.Module, examples: list[dspy.Example], results_path: str | Path,
                      threads: int = 1, label: str = "evaluate", resume: bool = False) -> EvalReport:
@@ -265,6 +277,10 @@ def format_report(report: EvalReport) -> str:
              + (f" ({report.resumed} kept from the earlier run)" if report.resumed else ""),
              f"{'metric':<24}{'mean':>8}"]
     lines += [f"{name:<24}{value:>8.3f}" for name, value in report.means.items()]
+    costs = report.costs
+    if costs:
+        lines.append(f"per question: {costs['lm_calls_mean']:.1f} LM calls, {costs['tokens_mean']:,.0f} tokens, "
+                     f"{costs['seconds_median']:.1f} s median ({costs['seconds_mean']:.1f} s mean)")
     return "\n".join(lines)
 
 

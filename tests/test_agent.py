@@ -270,6 +270,28 @@ def test_when_every_search_fails_the_answer_says_so_and_is_not_unlikely(use_lm):
     assert any("web_search failed" in c for c in pred.caveats)
 
 
+def test_a_subject_is_not_declared_missing_before_a_search_has_named_it(use_lm):
+    """The model's first query is about something else; passages about something else are not
+    evidence that the subject has none: the program searches for the subject before it says so."""
+    from deltaseek.programs.tools import Hit
+
+    def respond(query, n):
+        if "ohio" in query.lower():
+            hit = Hit(id="oh", title="Ohio", text="Ohio is a state in the Midwest. Its capital and largest city is Columbus.")
+        else:
+            hit = Hit(id="ny", title="New York", text="New York is the most populous city of the United States.")
+        return ToolResult(tool="web_search", query=query, status=ToolStatus.SUCCESS, hits=[hit])
+
+    web = ScriptedWeb(respond)
+    engine = ScriptedEngine(classify=classify("lookup"),
+                            step=lambda _: step("capital United States New York", tool="web_search", answerability="unlikely"),
+                            synthesize=lambda _: synth("The capital is New York.", answerability="unlikely"))
+    pred = run(engine, [web], "What is the capital of Ohio?", use_lm)
+    queries = [c["args"]["query"].lower() for c in executed(pred)]
+    assert "ohio" not in queries[0] and any("ohio" in q for q in queries[1:])
+    assert "Columbus" in pred.answer and pred.answerability == "direct"
+
+
 def test_a_failed_call_that_still_brought_passages_is_answered_from_them(use_lm):
     """A cluster with one shard down reports `unavailable` with the other shards' hits: those are
     evidence, so the answer is read from them, and the fault is a caveat."""

@@ -102,3 +102,23 @@ def test_bullets_get_their_own_bound():
     bounded = bound_schema(schema, 2, 100, 60)
     assert bounded["properties"]["bullets"] == {"type": "array", "items": {"type": "string", "maxLength": 60}, "maxItems": 2}
     assert bounded["properties"]["answer"]["maxLength"] == 100
+
+
+def test_a_new_engine_starts_warm_from_prefixes_saved_on_disk(tmp_path):
+    """What one process saved, the next restores (a `deltaseek ask` after another), with the
+    same output as computing the prefix anew."""
+    def ask(engine):
+        system_request = lm15.Request(model="embedded/smollm2", system="You name colours. " * 20,
+                                      messages=(lm15.Message.user("Name a colour."),),
+                                      config=lm15.Config(max_tokens=12, temperature=0.0))
+        return engine.complete(system_request).message.text
+
+    first = LlamaCppEngine(prefix_folder=tmp_path)
+    answer = ask(first)
+    assert first.reset_stats().prefix_misses == 1
+    second = LlamaCppEngine(prefix_folder=tmp_path)
+    assert ask(second) == answer
+    stats = second.reset_stats()
+    assert stats.prefix_disk_hits == 1 and stats.prefix_misses == 0 and stats.restored_tokens > 50
+    unsaved = LlamaCppEngine(reuse_prefixes=False)
+    assert ask(unsaved) == answer and unsaved.reset_stats().prefix_hits == 0

@@ -45,7 +45,7 @@ def test_prefix_reuse_changes_no_answer_and_no_trajectory(bundled_index):
             records.append(json.dumps({k: v for k, v in record.items() if k != "seconds"}, sort_keys=True))
         return records
 
-    engine.prefix_states.clear()
+    engine.forget_prefixes()
     engine.reset_stats()
     cold = ask_all()
     cold_stats = engine.reset_stats()

@@ -42,7 +42,8 @@ def read_evidence(pad: Scratchpad) -> Reading:
     if not pad.facts and calls and all(c.status.failed for c in calls):
         return Reading(answerability="unknown")  # the tools failed: nothing is known about the question yet
     if not pad.facts or guard.subjects_missing_from_facts(pad):
-        return Reading(answerability="unlikely")
+        # "no source mentions it" holds only once a search has asked for it
+        return Reading(answerability="unknown" if guard.unsearched_subjects(pad) else "unlikely")
     kinds = expected_answer_types(pad.question)
     if set(kinds) <= {"other", "yes_no"}:
         return Reading(answerability="untyped")  # no span type to look for: the evidence cannot decide

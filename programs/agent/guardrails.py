@@ -142,6 +142,13 @@ def subjects_missing_from_facts(pad: Scratchpad) -> list[str]:
             if meaningful_tokens(e) and not meaningful_tokens(e) & evidence]
 
 
+def unsearched_subjects(pad: Scratchpad) -> list[str]:
+    """Subjects no fact mentions that no search which ran has named either: their absence says
+    nothing yet (a first query about something else found passages about something else)."""
+    searched = [meaningful_tokens(c.query) for c in pad.executed_calls if not c.status.failed]
+    return [s for s in subjects_missing_from_facts(pad) if not any(meaningful_tokens(s) <= q for q in searched)]
+
+
 def settle_answerability(pad: Scratchpad, claimed: str | None) -> str:
     """The answerability reported with the final answer. No facts at all means unlikely,
     whatever the LM claims: an answer resting on no source is not direct."""

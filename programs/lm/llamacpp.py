@@ -15,7 +15,9 @@ from __future__ import annotations
 import ctypes
 import hashlib
 import importlib.util
+import logging
 import os
+import sqlite3
 import threading
 import time
 from dataclasses import dataclass
@@ -26,10 +28,15 @@ from cachetools import LRUCache
 from dspy import lm15
 
 from deltaseek.errors import LMConfigError
+from deltaseek.programs.index import cache_dir
+
+logger = logging.getLogger(__name__)
 
 DEFAULT_MAX_TOKENS = 256
 DEFAULT_PREFIX_CACHE_MB = 256
-"""Memory for saved prompt prefixes: a SmolLM2-135M prefix of 700 tokens is about 16 MiB."""
+"""Memory for saved prompt prefixes: a SmolLM2-135M prefix of 450 tokens is about 10 MiB."""
+PREFIX_DISK_MB = 512
+"""Disk for saved prompt prefixes, so a new process (each `deltaseek ask`) starts warm."""
 
 
 def default_threads() -> int:
@@ -54,6 +61,7 @@ class EngineStats:
     which restored from a saved prefix rather than evaluated), generated tokens and seconds."""
     calls: int = 0
     prefix_hits: int = 0
+    prefix_disk_hits: int = 0
     prefix_misses: int = 0
     prompt_tokens: int = 0
     restored_tokens: int = 0
@@ -105,7 +113,7 @@ class LlamaCppEngine:
     def __init__(self, model_path: str | os.PathLike | None = None, n_ctx: int = 8192, n_threads: int | None = None,
                  max_items: int | None = 2, max_chars: int | None = 100, max_item_chars: int | None = 60,
                  prefix_cache_mb: int | None = None,
-                 reuse_prefixes: bool | None = None):
+                 reuse_prefixes: bool | None = None, prefix_folder: str | os.PathLike | None = None):
         self.model_path = str(model_path) if model_path else None
         self.n_ctx = n_ctx
         self.n_threads = n_threads
@@ -113,7 +121,10 @@ class LlamaCppEngine:
         self.reuse_prefixes = prefix_cache_enabled() if reuse_prefixes is None else reuse_prefixes
         self.prefix_states: LRUCache = LRUCache(maxsize=max(self.prefix_cache_mb, 0) * 2**20, getsizeof=len)
         self.stats = EngineStats()
+        self.prefix_folder = prefix_folder
+        self._prefix_disk = None
         self._formatter = None
+        self._fingerprint = ""
         # A small model fills every list and string to the token limit; bounds in the
         # grammar keep its replies short enough to finish, and every generated token costs time.
         self.max_items = max_items
@@ -135,12 +146,7 @@ class LlamaCppEngine:
 
     def _model(self):
         if self._llama is None:
-            # llama.cpp's OpenMP threads spin while they wait. On a machine another process is
-            # also using, spinning threads steal the cores they wait for: a seed question took
-            # 230 s spinning and 27 s passive beside a second model process on 2 cores. Read by
-            # libgomp when llama.cpp's library loads, so set before the import; a user's value wins.
-            os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
-            from llama_cpp import Llama
+            Llama = import_llama_cpp().Llama
 
             started = time.perf_counter()
             path = self.model_path or str(find_smollm2_gguf())
@@ -148,6 +154,7 @@ class LlamaCppEngine:
             self._llama = Llama(model_path=path, n_ctx=self.n_ctx, n_threads=threads, n_threads_batch=threads,
                                 verbose=False, seed=0)
             self._formatter = chat_formatter(self._llama)
+            self._fingerprint = state_fingerprint(path, self.n_ctx, threads)
             self.load_seconds = time.perf_counter() - started
         return self._llama
 
@@ -169,26 +176,62 @@ class LlamaCppEngine:
 
     def _place_prefix(self, llama, messages: list[dict]) -> None:
         """Leave the model holding exactly the KV state of the prompt's fixed prefix (the messages
-        before the last): restored from the LRU, or evaluated now and saved. With reuse off the
-        prefix is still evaluated on its own, so the setting changes speed, never answers.
+        before the last): restored from memory or disk, or evaluated now and saved. With reuse off
+        the prefix is still evaluated on its own, so the setting changes speed, never answers.
         `create_chat_completion` then evaluates only the rest."""
         llama.reset()
         clear_memory(llama)
         prefix = prompt_prefix_tokens(llama, self._formatter, messages) if self._formatter else []
         if not prefix:
             return
-        key = hashlib.sha256(repr(prefix).encode()).hexdigest()
-        saved = self.prefix_states.get(key) if self.reuses_prefixes else None
+        key = hashlib.sha256(f"{self._fingerprint}|{prefix}".encode()).hexdigest()
+        saved, from_disk = (self.prefix_states.get(key), False) if self.reuses_prefixes else (None, False)
+        if saved is None and self.reuses_prefixes and (disk := self.prefix_disk()) is not None:
+            saved, from_disk = disk.get(key), True
         if saved is not None and restore_sequence(llama, prefix, saved):
             self.stats.prefix_hits += 1
+            self.stats.prefix_disk_hits += from_disk
             self.stats.restored_tokens += len(prefix)
+            if from_disk:
+                self.remember_prefix(key, saved, on_disk=True)
             return
         llama.eval(prefix)
         self.stats.prefix_misses += 1
         if self.reuses_prefixes:
-            state = save_sequence(llama)
-            if len(state) <= self.prefix_states.maxsize:
-                self.prefix_states[key] = state
+            self.remember_prefix(key, save_sequence(llama), on_disk=False)
+
+    def remember_prefix(self, key: str, state: bytes, on_disk: bool) -> None:
+        if len(state) <= self.prefix_states.maxsize:
+            self.prefix_states[key] = state
+        if not on_disk and (disk := self.prefix_disk()) is not None:
+            try:
+                disk.set(key, state)
+            except (OSError, sqlite3.Error) as exc:  # a full or read-only disk costs speed, not the answer
+                self.disable_prefix_disk(exc)
+
+    def prefix_disk(self):
+        """The on-disk store of saved prefixes (diskcache, LRU within PREFIX_DISK_MB), or None when
+        prefixes are not saved or the folder cannot be used."""
+        if self._prefix_disk is None and self.prefix_folder != "" and self.prefix_cache_mb > 0:
+            import diskcache
+
+            folder = Path(self.prefix_folder or prefix_cache_dir())
+            try:
+                self._prefix_disk = diskcache.Cache(str(folder), size_limit=PREFIX_DISK_MB * 2**20,
+                                                    eviction_policy="least-recently-used")
+            except (OSError, sqlite3.Error) as exc:
+                self.disable_prefix_disk(exc)
+        return self._prefix_disk
+
+    def forget_prefixes(self) -> None:
+        """Drop every saved prefix, in memory and on disk: the next calls start cold."""
+        self.prefix_states.clear()
+        if (disk := self.prefix_disk()) is not None:
+            disk.clear()
+
+    def disable_prefix_disk(self, exc: Exception) -> None:
+        logger.warning("saved prompt prefixes on disk switched off: %s: %s", type(exc).__name__, exc)
+        self.prefix_folder, self._prefix_disk = "", None
 
     def complete(self, request: lm15.Request) -> lm15.Response:
         messages = []
@@ -258,6 +301,32 @@ def bound_schema(schema: Any, max_items: int | None, max_chars: int | None, max_
     if bounded.get("type") == "string" and "enum" not in bounded and max_chars:
         bounded.setdefault("maxLength", max_chars)
     return bounded
+
+
+def import_llama_cpp():
+    """The `llama_cpp` module, loaded with OpenMP threads that wait passively.
+
+    llama.cpp's OpenMP threads spin while they wait. On a machine another process is also using,
+    spinning threads steal the cores they wait for: a seed question took 230 s spinning and 27 s
+    passive beside a second model process on 2 cores. libgomp reads the variable when llama.cpp's
+    library loads, so it is set before the first import; a user's own value wins."""
+    os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+    import llama_cpp
+
+    return llama_cpp
+
+
+def prefix_cache_dir() -> Path:
+    return cache_dir() / "prefixes"
+
+
+def state_fingerprint(model_path: str, n_ctx: int, threads: int) -> str:
+    """What a saved KV state depends on besides its tokens: the model file, the llama.cpp build
+    and the context's settings. A state saved under another fingerprint is never restored."""
+    import llama_cpp
+
+    stat = Path(model_path).stat()
+    return f"{Path(model_path).resolve()}:{stat.st_size}:{stat.st_mtime_ns}|{llama_cpp.__version__}|{n_ctx}|{threads}"
 
 
 def chat_formatter(llama):
