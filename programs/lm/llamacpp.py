@@ -191,7 +191,10 @@ class LlamaCppEngine:
         key = hashlib.sha256(f"{self._fingerprint}|{prefix}".encode()).hexdigest()
         saved, from_disk = (self.prefix_states.get(key), False) if self.reuses_prefixes else (None, False)
         if saved is None and self.reuses_prefixes and (disk := self.prefix_disk()) is not None:
-            saved, from_disk = disk.get(key), True
+            try:
+                saved, from_disk = disk.get(key), True
+            except (OSError, sqlite3.Error) as exc:  # a damaged store costs speed, not the answer
+                self.disable_prefix_disk(exc)
         if saved is not None and restore_sequence(llama, prefix, saved):
             self.stats.prefix_hits += 1
             self.stats.prefix_disk_hits += from_disk
