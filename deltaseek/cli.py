@@ -23,7 +23,8 @@ from deltaseek.optimize.compare import compare, format_table
 from deltaseek.optimize.scenario_lms import scenario_lm
 from deltaseek.optimize.compile import OPTIMIZERS, compile_program
 from deltaseek.optimize.evaluate import (SPLIT_CHOICES, EvalReport, LMUnusable, corpora_for, evaluate_program,
-                                         format_comparison, format_report, load_dataset, select, table_columns)
+                                         format_comparison, format_report, load_dataset, refuse_overwrite, select,
+                                         table_columns)
 from deltaseek.optimize.stopping import stop_on_signals
 from deltaseek.optimize.labeled_data import SPLITS, split
 from deltaseek.optimize.tracking import Tracker
@@ -272,9 +273,7 @@ def cmd_evaluate(args) -> int:
     program = build_program(args)
     out = Path(args.out or Path(RESULTS_DIR) / f"evaluate-{Path(args.dataset).stem}-{args.split}-{timestamp()}.jsonl")
 
-    if out.is_file() and out.stat().st_size and not args.resume:
-        raise UsageError(f"--out {out} already holds results; pass --resume to run only the examples it does not "
-                         "hold, or choose another --out (results are never overwritten)")
+    refuse_overwrite(out, args.resume, name=f"--out {out}")  # before the MLflow run is opened
 
     with tracked(args, f"evaluate {Path(args.dataset).stem} {args.split}") as tracker:
         tracker.log_params({"command": "evaluate", "split": args.split, "examples": len(examples),

@@ -116,6 +116,16 @@ class LMUnusable(DeltaSeekError):
         self.report = report
 
 
+def refuse_overwrite(path: Path, resume: bool, name: str | None = None) -> bool:
+    """Whether `path` already holds results; a UsageError (naming it as `name`) when it does and
+    `resume` is off: results are never overwritten."""
+    held = path.is_file() and path.stat().st_size > 0
+    if held and not resume:
+        raise UsageError(f"{name or path} already holds results; pass --resume to run only the examples it does not "
+                         "hold, or choose another output file (results are never overwritten)")
+    return held
+
+
 class ResultsFile:
     """A JSONL file that each finished row is appended to (and flushed) at once.
 
@@ -126,10 +136,7 @@ class ResultsFile:
     def __init__(self, path: str | Path, resume: bool = False):
         self.path = Path(path)
         self.finished: dict[str, dict] = {}
-        held = self.path.is_file() and self.path.stat().st_size > 0
-        if held and not resume:
-            raise UsageError(f"{self.path} already holds results; pass --resume to run only the examples it does not "
-                             "hold, or choose another output file (results are never overwritten)")
+        held = refuse_overwrite(self.path, resume)
         self.path.parent.mkdir(parents=True, exist_ok=True)
         if held:
             self._read_earlier()
