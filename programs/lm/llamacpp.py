@@ -5,8 +5,8 @@ DSPy's cache, usage accounting and history like any hosted model.
 
 Prefix reuse: every call of one signature starts with the same system message (and demos), so
 the engine evaluates a prompt in two fixed parts, the messages before the last one and then the
-rest, and keeps the first part's KV state in a bounded LRU. A hit restores exactly the bytes a
-miss computes, and the rest is evaluated the same way in both cases, so greedy decoding gives
+rest, and keeps the first part's KV state in a bounded LRU in memory and on disk (so a new
+process starts warm). A hit restores exactly the bytes a miss computes, and the rest is evaluated the same way in both cases, so greedy decoding gives
 byte-identical output whether the prefix came from the cache or was computed now.
 """
 
@@ -76,10 +76,6 @@ class EngineStats:
     generate_ms: float = 0.0
     """llama.cpp's own timings: tokens evaluated in prompt batches and the time they took, and the
     time spent decoding generated tokens one at a time."""
-
-    @property
-    def evaluated_tokens(self) -> int:
-        return self.prompt_tokens - self.restored_tokens
 
 
 def find_smollm2_gguf() -> Path:
@@ -273,7 +269,7 @@ class LlamaCppEngine:
                 out = llama.create_chat_completion(messages=messages, **kwargs)
             except ValueError as exc:
                 # llama-cpp-python says "Requested tokens (N) exceed context window of M".
-                if "context window" in str(exc) or "exceed" in str(exc):
+                if "context window" in str(exc):
                     raise lm15.ContextLengthError(str(exc)) from exc
                 raise
             usage = out.get("usage") or {}
