@@ -20,7 +20,7 @@ from deltaseek.errors import CorpusError, DeltaSeekError, UsageError
 from deltaseek.bundled import labeled_set
 from deltaseek.optimize import benchmark
 from deltaseek.optimize.compare import compare, format_table
-from deltaseek.optimize.scenario_lms import scenario_lm
+from deltaseek.optimize.scenario_lms import SCENARIOS, scenario_lm
 from deltaseek.optimize.compile import OPTIMIZERS, compile_program
 from deltaseek.optimize.evaluate import (SPLIT_CHOICES, EvalReport, LMUnusable, corpora_for, evaluate_program,
                                          format_comparison, format_report, load_dataset, refuse_overwrite, select,
@@ -211,9 +211,10 @@ def register_optimize_commands(subparsers) -> None:
     bench.add_argument("--dataset", help="labeled questions (default: the bundled seed set)")
     bench.add_argument("--split", choices=SPLIT_CHOICES, default="test", help="which part to run (default: test)")
     bench.add_argument("--limit", type=int, help="only the first N examples of the split")
-    bench.add_argument("--scenario", choices=("model", "stubborn", "garbage"), default="model",
+    bench.add_argument("--scenario", choices=("model", *SCENARIOS), default="model",
                        help="model: the LM given by --lm (default the embedded one); stubborn: an LM that answers "
-                            "every prompt with the same tool call; garbage: an LM whose replies never parse")
+                            "every prompt with the same tool call; garbage: an LM whose replies never parse; echo: an "
+                            "LM whose replies parse but echo field names, so the program's own moves are measured")
     bench.add_argument("--budget", type=int, default=8, help="the step budget every program gets (default: 8)")
     bench.add_argument("--json-out", help="write the table as JSON here too (default: results/bench-TIME.json)")
     add_agent_options(bench)

@@ -3,8 +3,11 @@
 - `StubbornEngine`: answers every prompt with the same tool call (seed 000's loop: the same
   query again and again), in whatever format the program's adapter asked for.
 - `GarbageEngine`: answers every prompt with text that never parses.
+- `EchoEngine`: answers every field with junk that parses (the field's own name, a number, the
+  first allowed value), as the 135M model does at its worst: every query and answer the program
+  then uses is its own, so the run measures the code floor.
 
-Both implement DSPy 3.4's engine contract (`complete(Request) -> Response`), so they run behind
+All implement DSPy 3.4's engine contract (`complete(Request) -> Response`), so they run behind
 `dspy.LM(engine=...)` with DSPy's usage accounting, like the embedded model.
 """
 
@@ -87,7 +90,35 @@ class GarbageEngine(StubbornEngine):
         return _response(request, "%% ## ?? 3.0.0.0.0 Not supplied for this particular example. ]]")
 
 
+class EchoEngine(StubbornEngine):
+    """Replies that parse and say nothing: a text field echoes its own name ("query", "answer"), a
+    list holds the name and a number, a number field 1, a closed choice its first value (so the
+    step always asks to search, and a tool call names the first tool)."""
+
+    def __init__(self, tool_name: str):
+        super().__init__(tool_name=tool_name, query="query")
+
+    def value_for(self, field: str, schema: dict | None = None) -> Any:
+        schema = schema or {}
+        if "enum" in schema:
+            return schema["enum"][0]
+        if field in ("next_tool_name", "tool"):  # the chat format carries no enum: the tool is named
+            return self.tool_name
+        if field in ("next_tool_args", "tool_calls"):
+            return super().value_for(field, schema)
+        kind = schema.get("type")
+        if kind in ("integer", "number"):
+            return 1
+        if kind == "array":
+            return [field, "1"]
+        return field
+
+
+SCENARIOS = {"stubborn": StubbornEngine, "garbage": lambda _tool: GarbageEngine(), "echo": EchoEngine}
+"""The scripted engines by scenario name, each built from the first tool's name."""
+
+
 def scenario_lm(name: str, tool_name: str) -> dspy.LM:
-    """The LM of a scripted scenario: "stubborn" or "garbage"."""
-    engine = StubbornEngine(tool_name) if name == "stubborn" else GarbageEngine()
+    """The LM of a scripted scenario: "stubborn", "garbage" or "echo"."""
+    engine = SCENARIOS[name](tool_name)
     return dspy.LM(f"scenario/{name}", engine=engine, cache=False, num_retries=0)
