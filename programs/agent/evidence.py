@@ -12,8 +12,8 @@ from dataclasses import dataclass, field
 
 from deltaseek.programs.agent import guardrails as guard
 from deltaseek.programs.agent.guardrails import NUMBER_WORDS
-from deltaseek.programs.agent.reader import (Extracted, candidate_spans, expected_answer_types, extract_answer,
-                                             fits_type, metric_phrase, sentences,
+from deltaseek.programs.agent.reader import (Extracted, bridge_phrase, candidate_spans, expected_answer_types, extract_answer,
+                                             fits_type, metric_phrase, resolve_bridges, sentences,
                                              states_the_metric)
 from deltaseek.programs.agent.scratchpad import Fact, Scratchpad
 from deltaseek.programs.text import meaningful_tokens, named_entities
@@ -49,6 +49,8 @@ def read_evidence(pad: Scratchpad) -> Reading:
         return Reading(answerability="untyped")  # no span type to look for: the evidence cannot decide
     found = extract_answer(pad.question, pad.facts)
     direct = [e for e in found if e.kind != "number" or states_the_metric(pad.question, e)]
+    if direct and unfollowed_bridge(pad):
+        return Reading(spans=direct, answerability="unknown")  # read before the hop that answers it
     if direct and len(direct) == len(found) and (len(found) == len(kinds) or kinds == ["other"]):
         return Reading(spans=direct, answerability="direct")
     if "number" in kinds:
@@ -56,6 +58,18 @@ def read_evidence(pad: Scratchpad) -> Reading:
         if proxies:
             return Reading(proxies=proxies, answerability="proxy_only")
     return Reading(spans=direct, answerability="unknown")
+
+
+def unfollowed_bridge(pad: Scratchpad) -> bool:
+    """Whether a multi-hop question still has a hop to search: a bridge the facts do not resolve, or
+    one they resolve to an entity no search has named yet (the answer is about that entity, and a
+    passage found for the clue rarely says it)."""
+    resolved = resolve_bridges(pad.question, pad.facts)
+    if bridge_phrase(resolved):
+        return True
+    searched = [meaningful_tokens(c.query) for c in pad.executed_calls if not c.status.failed]
+    entity = meaningful_tokens(resolved) - meaningful_tokens(pad.question)
+    return bool(entity) and not any(entity <= q for q in searched)
 
 
 def figures_about_subject(pad: Scratchpad, limit: int = 3) -> list[Extracted]:

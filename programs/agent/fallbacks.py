@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 from collections import Counter
 
+from deltaseek.programs.agent.reader import bridge_phrase, resolve_bridges
 from deltaseek.programs.agent.scratchpad import Fact, Scratchpad
 from deltaseek.programs.text import meaningful_tokens, named_entities
 
@@ -47,23 +48,32 @@ def heuristic_task_kind(question: str) -> str:
         return "comparison"
     if re.search(r"\b(of the|creator|founder|author|whose|born)\b", q) and len(named_entities(question)) >= 1:
         return "multi_hop"
+    if bridge_phrase(question):  # "the county where X is located": found through another passage first
+        return "multi_hop"
     return "lookup"
 
 
 def heuristic_query(pad: Scratchpad, strategy: str) -> str | None:
     """A deterministic query when the LM gives none usable, for the strategies that need no
     world knowledge. `narrower` is pseudo-relevance feedback: the question's terms plus the
-    terms the facts found repeat most that no query has used yet."""
-    keywords = sorted(meaningful_tokens(pad.question))
+    terms the facts found repeat most that no query has used yet. `bridge` is a multi-hop
+    question's next hop: its terms with the bridge the facts resolved ("the association which
+    published X" -> "American Psychological Association") in place of the clue already searched.
+    Once a bridge is resolved, the other strategies build on the resolved question too."""
+    question = resolve_bridges(pad.question, pad.facts)
+    keywords = sorted(meaningful_tokens(question))
+    if strategy == "bridge":
+        return " ".join(keywords) if question != pad.question else None
     if strategy == "direct":
         return " ".join(keywords) or None
-    if strategy == "entity-focused":
-        return " ".join(named_entities(pad.question)) or None
+    if strategy == "entity-focused":  # of a multi-hop question, what its innermost clue names: the first hop
+        bridge = bridge_phrase(question)
+        return " ".join(named_entities(bridge.clue if bridge else "") or named_entities(question)) or None
     if strategy == "broader":  # the topic without the particular thing named
-        named = meaningful_tokens(" ".join(named_entities(pad.question)))
+        named = meaningful_tokens(" ".join(named_entities(question)))
         return " ".join(k for k in keywords if k not in named) or None
     if strategy == "proxies":  # indirect signals when a figure is not published
-        subjects = named_entities(pad.question) or keywords[:2]
+        subjects = named_entities(question) or keywords[:2]
         return " ".join(subjects + list(PROXY_TERMS)) or None
     if strategy == "temporal":
         years = sorted(set(re.findall(r"\b(?:19|20)\d{2}\b", " ".join(f.text for f in pad.facts))))

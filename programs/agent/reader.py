@@ -31,14 +31,14 @@ _QUOTED = re.compile(r"\s*[\"“”][^\"“”]{1,30}[\"“”]\s*")
 _PLACE_CUE = re.compile(r"\b(?:in|at|from|near|to)\s*$")
 _PRONOUN = re.compile(r"\b(?:he|she|they|it|his|her|its)\b", re.I)
 _PAST_RANGE = re.compile(r"\b(?:served|former(?:ly)?|was previously|until)\b|\bfrom \d{4} to \d{4}\b", re.I)
-_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z\"“(])")
+_SENTENCE_END = re.compile(r"(?<=[.!?])(?<!\b[A-Z]\.)\s+(?=[A-Z\"“(])")  # not after an initial: "G. Stanley Hall"
 _PRESENT = re.compile(r"\b(?:is|are|current|currently|now|today)\b", re.I)
 # Words that make a capitalized run an institution, a place or a work rather than a person.
 _NOT_A_PERSON = frozenset("""assembly university college school state states senate house court company corporation
 inc ltd party building street avenue river city county republic kingdom department ministry council committee
 association foundation institute museum prize award series film festival league club team church hospital
 airport station bank index president vice governor lieutenant senator minister king queen prince mayor
-chairman director general judge""".split()) | {m.lower() for m in _MONTHS.split("|")}
+chairman director general judge society journal federation union organization""".split()) | {m.lower() for m in _MONTHS.split("|")}
 _METRIC = re.compile(r"(?:\b([a-z]\w*) )?\b(rate|percentage|share|number|population|count|size|price|cost|amount)\b"
                      r"(?: of ([a-z]\w*))?|\bhow many ([a-z]\w*)")
 """The figure a number question asks for, with the lower-case word naming what is counted."""
@@ -126,12 +126,14 @@ def candidate_spans(sentence: str, kind: AnswerType) -> list[tuple[str, int]]:
                 words.pop(0)  # "The", "In" open a sentence, they do not start a name
             if not words:
                 continue
-            span = " ".join(words).rstrip(".,")
+            span = re.split(r"['’]s\b", " ".join(words))[0].rstrip(".,")  # "Finland's currency": Finland
+            if kind != "person" and _DATE.match(span):
+                continue  # "in February": a date, not a place or a named thing
             offset = sentence.find(words[0]) if kind == "person" else match.start()
             if kind == "place" and not _PLACE_CUE.search(sentence[:max(0, match.start())]):
                 continue  # a place is where something is: "in Osaka", "at 620 ...", "from Japan"
-            if kind == "person" and len(words) == 1 and match.start() == 0:
-                continue  # one capitalized word opening a sentence is too often not a name
+            if kind == "person" and len(words) == 1 and match.start() == 0 and not text.startswith(", who", match.end()):
+                continue  # one capitalized word opening a sentence is too often not a name ("Hall, who ..." is)
             if kind == "person" and ({w.lower().strip(".,") for w in words} & _NOT_A_PERSON
                                      or not re.search(r"[a-z]{2}", span)):
                 continue  # an institution, or an abbreviation such as "U.S."
@@ -199,14 +201,17 @@ def facts_by_relevance(question: str, facts: list) -> list:
 
 
 def extract_span(question: str, kind: AnswerType, facts: list, extra_terms: set[str] | None = None,
-                 top_sentences: int = 40) -> Extracted | None:
-    """The best span of type `kind` in the facts that the question does not already contain."""
+                 top_sentences: int = 40, head: str | None = None, not_answers: str = "") -> Extracted | None:
+    """The best span of type `kind` in the facts that the question does not already contain (nor
+    `not_answers`: the original wording of a question read with its bridges resolved). A span
+    holding `head`, the noun that names what is asked ("the association which ..."), ranks first."""
     if kind in ("yes_no", "other") or not facts:
         return None
     own_terms = meaningful_tokens(question)
     question_terms = own_terms | (extra_terms or set())
-    asked_words = {w.lower() for w in re.findall(r"\w+", question)}
+    asked_words = {w.lower() for w in re.findall(r"\w+", question + " " + not_answers)}
     present = bool(_PRESENT.search(question))
+    asked_head = asked_noun(question)
     best: Extracted | None = None
     subject = frozenset(meaningful_tokens(" ".join(named_entities(question))))
     for relevance, sentence, fact in rank_sentences(question_terms, facts, subject)[:top_sentences]:
@@ -214,6 +219,12 @@ def extract_span(question: str, kind: AnswerType, facts: list, extra_terms: set[
         if anchor is None:
             continue  # a sentence with none of the question's words answers it only by chance
         candidates = candidate_spans(sentence, kind)
+        defined = defined_title(fact, sentence, asked_head) if kind == "entity" else None
+        if defined:
+            candidates.append(defined)
+        if head in LARGE_PLACE_HEADS:
+            # "in Beitbridge District, Zimbabwe": the name after the comma is the larger unit asked for
+            candidates += [(m.group(1).rstrip("."), m.start(1)) for m in _CONTAINED_IN.finditer(sentence)]
         if kind == "person" and candidate_spans(fact.title, "person") and _PRONOUN.search(sentence):
             # Encyclopedic passages speak of their subject as "he"/"she": the title stands in for it.
             pronoun = _PRONOUN.search(sentence)
@@ -229,12 +240,41 @@ def extract_span(question: str, kind: AnswerType, facts: list, extra_terms: set[
             if span_words & asked_words and kind == "person":
                 continue  # "Ohio General Assembly" for a question about Ohio: a name from the question
             closeness = 1.0 / (1 + _distance(offset, anchor, sentence) / 4)
-            score = relevance + 2.0 * closeness
+            named_as_asked = (head and (head in span_words or head in LARGE_PLACE_HEADS
+                                        and sentence[max(0, offset - 2):offset] == ", ")
+                              or defined and span == defined[0])
+            score = relevance + 2.0 * closeness + (3.0 if named_as_asked else 0.0)
             if present and _PAST_RANGE.search(sentence):
                 score -= 1.0  # "who is" asks for the holder now, not one who served until a year
             if best is None or score > best.score:
                 best = Extracted(span.strip(" ,;:"), sentence, fact.source, kind, score)
     return best
+
+
+_ASKED_NOUN = re.compile(r"^\s*(?:in\s+|of\s+)?(?:what|which)\s+(?:(?:is|was) the\s+)?(?:\w+ )?name of the (\w+)"
+                         r"|^\s*(?:in\s+|of\s+)?(?:what|which)\s+(\w+)", re.I)
+
+
+def asked_noun(question: str) -> str | None:
+    """The noun naming the kind of thing asked for: "currency" in "What currency ...", "waterfall"
+    in "What is the name of the waterfall ..."."""
+    match = _ASKED_NOUN.search(question)
+    noun = match and (match.group(1) or match.group(2)).lower()
+    return noun if noun and noun not in stopwords() and noun not in ("kind", "type", "name") else None
+
+
+def defined_title(fact, sentence: str, noun: str | None) -> tuple[str, int] | None:
+    """An encyclopedic passage's title, when its sentence defines it as the kind of thing asked for
+    ("The markka was the currency of Finland"): the thing is named by the title, not in the sentence."""
+    if not noun:
+        return None
+    title = re.sub(r"\s*\(.*\)$", "", fact.title)
+    definition = re.search(rf"\b(?:is|was|are|were) (?:a|an|the|one of the)\b(?:\s+[\w'’-]+){{0,6}}?\s+{noun}s?\b",
+                           sentence, re.I)
+    opening = meaningful_tokens(sentence[:definition.start()]) if definition else set()
+    if definition and opening & meaningful_tokens(title):
+        return title, definition.end() - len(noun)
+    return None
 
 
 def full_name(word: str, facts: list) -> str | None:
@@ -270,16 +310,115 @@ def states_the_metric(question: str, extracted: Extracted) -> bool:
 
 
 def extract_answer(question: str, facts: list) -> list[Extracted]:
-    """One extracted span per part of the question; later parts read with the earlier answers
-    ("where was he born" after "Yukihiro Matsumoto")."""
+    """One extracted span per part of the question, read with its bridges resolved from the facts
+    ("the first president of the association which published X" as "... of the American ...
+    Association"); later parts read with the earlier answers ("where was he born" after
+    "Yukihiro Matsumoto")."""
+    original, question = question, resolve_bridges(question, facts)
     kinds = expected_answer_types(question)
     found: list[Extracted] = []
     for part, kind in zip(question_parts(question), kinds):
         context = set().union(*(meaningful_tokens(e.span) for e in found)) if found else set()
-        span = extract_span(part, kind, facts, extra_terms=context)
+        span = extract_span(part, kind, facts, extra_terms=context, not_answers=original)
         if span is not None:
             found.append(span)
     return found
+
+
+# --- bridges: what a multi-hop question names only through another passage ---------------------
+
+PLACE_HEADS = frozenset("""country state city county town village region area location place birthplace province
+nation island district capital""".split())
+"""Head nouns of a bridge that names a place: its entity is a place in the facts ("in Zimbabwe")."""
+LARGE_PLACE_HEADS = frozenset("country state nation province".split())
+"""Places that contain others: named after a comma ("Gwanda District, Zimbabwe")."""
+_CONTAINED_IN = re.compile(r"(?<=[a-z]), ([A-Z][\w.-]*(?: [A-Z][\w.-]*)*)")
+PERSON_HEADS = frozenset("""person man woman composer author performer performers director producer designer
+architect founder creator writer actor actress singer artist president governor mayor king queen coach captain
+spouse wife husband father mother son daughter player leader owner developer""".split())
+"""Head nouns of a bridge that names a person."""
+GROUP_HEADS = frozenset("team band company association organization party group school university label".split())
+_HEADS = "|".join(sorted(PLACE_HEADS | PERSON_HEADS | GROUP_HEADS, key=len, reverse=True))
+_NAMED_BY_ROLE = "|".join(sorted(PERSON_HEADS | GROUP_HEADS | {"birthplace", "place of birth"}, key=len, reverse=True))
+_ENTITY_RUN = r"[A-Z0-9][\w'’.-]*(?:,? (?:(?:of|the|and|for|with|de|la|van|von|a|an) )*[A-Z0-9][\w'’.-]*)*"
+# A relative clause ends at the participle that closes it ("where X is located", "that X was born
+# in"), else at a comma or the question mark: what follows is the outer question again.
+_CLAUSE = (r"(?:[^,?]|, (?=[A-Z]))*?\b(?:is|was|are|were) (?:[a-z]+ )??(?:[a-z]+ed|born|found|from|held|made|known|part of|"
+           r"a [a-z]+)\b(?: (?:in|of|from|by))?(?= [a-z]|[,?]|$)|(?:[^,?]|, (?=[A-Z]))*")
+_BRIDGES = [
+    # "the association which published X", "the country where X is found", "the county in which X ..."
+    re.compile(rf"\bthe (?:[a-z]+ ){{0,2}}?(?P<head>[a-z]+),? (?:(?:in|at|from|of|to|on|by|under|with) )?"
+               rf"(?:which|that|who|whom|where|whose)\b(?P<clue>{_CLAUSE})"),
+    # "the country Signmark is from", "the company X is part of": a relative clause without its pronoun
+    re.compile(rf"\bthe (?:[a-z]+ ){{0,2}}?(?P<head>{_HEADS}) (?P<clue>{_ENTITY_RUN} (?:{_CLAUSE}))"),
+    # "the composer of Aschenbrodel", "the birthplace of X" (not "the village of X": that is its name)
+    re.compile(rf"\bthe (?:[a-z]+ ){{0,2}}?(?P<head>{_NAMED_BY_ROLE}) of (?P<clue>{_ENTITY_RUN})"),
+    # "Hello Love's performer", "Big Eye's main director", "Corey Taylor's city of birth"
+    re.compile(rf"(?P<clue>{_ENTITY_RUN})['’]s (?:[a-z]+ ){{0,2}}?(?P<head>{_HEADS})(?: of birth)?\b"),
+]
+
+
+@dataclass(frozen=True)
+class Bridge:
+    """A phrase of the question naming something only another passage identifies: its head noun
+    ("association"), the clue that identifies it ("published Journal of ..."), where it stands."""
+
+    head: str
+    clue: str
+    start: int
+    end: int
+
+    @property
+    def kind(self) -> AnswerType:
+        noun = self.head.split()[0]  # "place of birth"
+        return "place" if noun in PLACE_HEADS else "person" if noun in PERSON_HEADS else "entity"
+
+
+def bridge_phrase(question: str) -> Bridge | None:
+    """The innermost bridge of the question (the last to start: bridges nest to the right), if
+    the question asks something beyond it: "Who is the governor of Ohio?" asks for the governor
+    itself, "Where was the creator of Ruby born?" for something about the creator."""
+    found = []
+    for pattern in _BRIDGES:
+        for m in pattern.finditer(question):
+            found.append(Bridge(m.group("head"), m.group("clue").strip(), m.start(), m.end()))
+    for bridge in sorted(found, key=lambda b: (-b.start, b.end)):
+        outside = question[:bridge.start] + " " + question[bridge.end:]
+        if meaningful_tokens(bridge.clue) and meaningful_tokens(outside):
+            return bridge
+    return None
+
+
+def resolve_bridge(question: str, facts: list) -> tuple[str, Extracted] | None:
+    """The question with its innermost bridge replaced by the entity the facts name for it, read
+    like a question of its own: the head's type, near the clue's words, not the clue itself."""
+    bridge = bridge_phrase(question)
+    if bridge is None or not facts:
+        return None
+    clue = f"{bridge.head} {bridge.clue}"
+    named = meaningful_tokens(" ".join(named_entities(bridge.clue)))
+    # The passage titled with what the clue names is the one that says what the bridge is: read it
+    # first, so passages found by later hops do not change an entity already resolved.
+    about = [f for f in facts if (title := meaningful_tokens(re.sub(r"\s*\(.*\)$", "", f.title))) and title <= named]
+    found = None
+    for candidates, kind in ((about, bridge.kind), (facts, bridge.kind), (about, "entity"), (facts, "entity")):
+        if candidates and (kind == bridge.kind or bridge.kind == "place"):  # "a river in southern Zimbabwe": no cue word
+            found = extract_span(clue, kind, candidates, head=bridge.head, not_answers=question)
+        if found is not None:
+            break
+    if found is None:
+        return None
+    return question[:bridge.start] + found.span + question[bridge.end:], found
+
+
+def resolve_bridges(question: str, facts: list, hops: int = 3) -> str:
+    """The question with as many bridges resolved, innermost first, as the facts allow."""
+    for _ in range(hops):
+        resolved = resolve_bridge(question, facts)
+        if resolved is None:
+            break
+        question = resolved[0]
+    return question
 
 
 def fits_type(answer: str, kind: AnswerType) -> bool:

@@ -6,8 +6,9 @@ from pydantic import BaseModel, Field
 
 from deltaseek.signatures import TaskKind
 
-STRATEGIES = ("direct", "broader", "narrower", "synonyms", "entity-focused", "temporal", "proxies")
-"""The angles a new query can take (seed 001's diversification strategies)."""
+STRATEGIES = ("direct", "broader", "narrower", "synonyms", "entity-focused", "temporal", "proxies", "bridge")
+"""The angles a new query can take (seed 001's diversification strategies; `bridge`, a multi-hop
+question's next hop through the entity the first one found)."""
 
 
 class AgentSettings(BaseModel):
@@ -33,11 +34,12 @@ class AgentSettings(BaseModel):
 
 # Budgets and the order of search strategies for each kind of task (seed 004: the kind sets
 # the strategy). Lookups refine narrower first (seed 001's Ohio refinement); aggregates scan
-# broadly, then look at each side, then at proxies (seed 000's phases).
+# broadly, then look at each side, then at proxies (seed 000's phases). Multi-hop questions
+# search what they name, then the bridge entity found there.
 TASK_PROFILES: dict[TaskKind, tuple[int, int, tuple[str, ...]]] = {
-    "lookup": (3, 6, ("direct", "narrower", "entity-focused", "synonyms", "temporal", "broader", "proxies")),
-    "multi_hop": (4, 8, ("entity-focused", "narrower", "direct", "synonyms", "broader", "temporal", "proxies")),
-    "comparison": (4, 8, ("broader", "entity-focused", "proxies", "narrower", "synonyms", "direct", "temporal")),
-    "aggregate_or_ill_posed": (3, 6, ("broader", "entity-focused", "proxies", "synonyms", "temporal", "narrower", "direct")),
-    "codebase": (4, 8, ("direct", "synonyms", "narrower", "entity-focused", "broader", "temporal", "proxies")),
+    "lookup": (3, 6, ("direct", "narrower", "bridge", "entity-focused", "synonyms", "temporal", "broader", "proxies")),
+    "multi_hop": (4, 8, ("entity-focused", "bridge", "narrower", "direct", "synonyms", "broader", "temporal", "proxies")),
+    "comparison": (4, 8, ("broader", "entity-focused", "proxies", "narrower", "synonyms", "direct", "temporal", "bridge")),
+    "aggregate_or_ill_posed": (3, 6, ("broader", "entity-focused", "proxies", "synonyms", "temporal", "narrower", "direct", "bridge")),
+    "codebase": (4, 8, ("direct", "synonyms", "narrower", "entity-focused", "broader", "temporal", "proxies", "bridge")),
 }
