@@ -106,3 +106,25 @@ def test_an_answer_read_before_the_bridge_was_searched_is_not_yet_direct():
                         queries=["Journal Tern Studies", "first kestrel ornithological president society"])
     reading = read_evidence(second_hop)
     assert reading.answerability == "direct" and reading.spans[0].span == "H. Lyle Brandt"
+
+
+def test_a_pronoun_opening_a_sentence_stands_for_the_passage_title():
+    facts = [Fact(source="tern", title="Tern (compiler)", text="Tern is a compiler. It was designed by Ada Quill "
+                                                                "in Halifax. Tern 1.0 came out on Christmas Day.", step=1)]
+    question = "Where was the designer of Tern born?"
+    assert resolve_bridge(question, facts)[0] == "Where was Ada Quill born?"  # not "Christmas Day"
+
+
+def test_a_span_naming_the_kind_asked_for_wins():
+    facts = [Fact(source="c", title="Lomond County", text="Lomond County borders the Avon Trail and Harlow County.",
+                  step=1)]
+    (answer,) = extract_answer("What county shares a border with Lomond County?", facts)
+    assert answer.span == "Harlow County"
+
+
+def test_a_surname_before_who_is_a_name_and_a_month_is_no_place():
+    facts = [Fact(source="s", title="Seabirds", text="The survey of 1902 was H. Lyle Brandt's. Brandt, who was the "
+                                                     "first president of the society, died in March.", step=1)]
+    (who,) = extract_answer("Who was the first president of the society?", facts)
+    assert who.span == "H. Lyle Brandt"
+    assert extract_answer("Where did the first president of the society die?", facts) == []

@@ -30,6 +30,7 @@ _NAME = re.compile(r"\b[A-Z][\w'’.-]*(?:\s+(?:(?:van|von|de|der|da|del|di|le|b
 _QUOTED = re.compile(r"\s*[\"“”][^\"“”]{1,30}[\"“”]\s*")
 _PLACE_CUE = re.compile(r"\b(?:in|at|from|near|to)\s*$")
 _PRONOUN = re.compile(r"\b(?:he|she|they|it|his|her|its)\b", re.I)
+_OPENING_PRONOUN = re.compile(r"(?:It|He|She|They)\b")
 _PAST_RANGE = re.compile(r"\b(?:served|former(?:ly)?|was previously|until)\b|\bfrom \d{4} to \d{4}\b", re.I)
 _SENTENCE_END = re.compile(r"(?<=[.!?])(?<!\b[A-Z]\.)\s+(?=[A-Z\"“(])")  # not after an initial: "G. Stanley Hall"
 _PRESENT = re.compile(r"\b(?:is|are|current|currently|now|today)\b", re.I)
@@ -38,7 +39,7 @@ _NOT_A_PERSON = frozenset("""assembly university college school state states sen
 inc ltd party building street avenue river city county republic kingdom department ministry council committee
 association foundation institute museum prize award series film festival league club team church hospital
 airport station bank index president vice governor lieutenant senator minister king queen prince mayor
-chairman director general judge society journal federation union organization""".split()) | {m.lower() for m in _MONTHS.split("|")}
+chairman director general judge society journal federation union organization day""".split()) | {m.lower() for m in _MONTHS.split("|")}
 _METRIC = re.compile(r"(?:\b([a-z]\w*) )?\b(rate|percentage|share|number|population|count|size|price|cost|amount)\b"
                      r"(?: of ([a-z]\w*))?|\bhow many ([a-z]\w*)")
 """The figure a number question asks for, with the lower-case word naming what is counted."""
@@ -127,8 +128,8 @@ def candidate_spans(sentence: str, kind: AnswerType) -> list[tuple[str, int]]:
             if not words:
                 continue
             span = re.split(r"['’]s\b", " ".join(words))[0].rstrip(".,")  # "Finland's currency": Finland
-            if kind != "person" and _DATE.match(span):
-                continue  # "in February": a date, not a place or a named thing
+            if kind != "person" and (_DATE.match(span) or span.split()[0] in _MONTHS.split("|")):
+                continue  # "in February", "December 2010": a date, not a place or a named thing
             offset = sentence.find(words[0]) if kind == "person" else match.start()
             if kind == "place" and not _PLACE_CUE.search(sentence[:max(0, match.start())]):
                 continue  # a place is where something is: "in Osaka", "at 620 ...", "from Japan"
@@ -212,10 +213,13 @@ def extract_span(question: str, kind: AnswerType, facts: list, extra_terms: set[
     asked_words = {w.lower() for w in re.findall(r"\w+", question + " " + not_answers)}
     present = bool(_PRESENT.search(question))
     asked_head = asked_noun(question)
+    head = head or asked_head  # "What county ...": a span that says "County" names what is asked
     best: Extracted | None = None
     subject = frozenset(meaningful_tokens(" ".join(named_entities(question))))
     for relevance, sentence, fact in rank_sentences(question_terms, facts, subject)[:top_sentences]:
         anchor = _anchor(sentence, own_terms)  # near what this part asks, not near the context words
+        if anchor is None and _OPENING_PRONOUN.match(sentence) and meaningful_tokens(_title_name(fact)) & own_terms:
+            anchor = 0  # "It was designed by ..." in the passage titled with what the question names
         if anchor is None:
             continue  # a sentence with none of the question's words answers it only by chance
         candidates = candidate_spans(sentence, kind)
@@ -228,7 +232,7 @@ def extract_span(question: str, kind: AnswerType, facts: list, extra_terms: set[
         if kind == "person" and candidate_spans(fact.title, "person") and _PRONOUN.search(sentence):
             # Encyclopedic passages speak of their subject as "he"/"she": the title stands in for it.
             pronoun = _PRONOUN.search(sentence)
-            candidates.append((re.sub(r"\s*\(.*\)$", "", fact.title), pronoun.start()))
+            candidates.append((_title_name(fact), pronoun.start()))
         for span, offset in candidates:
             if kind == "person" and len(span.split()) == 1:
                 span = full_name(span, facts)  # "Tressel" -> "Jim Tressel"; "American" -> no name: dropped
@@ -268,7 +272,7 @@ def defined_title(fact, sentence: str, noun: str | None) -> tuple[str, int] | No
     ("The markka was the currency of Finland"): the thing is named by the title, not in the sentence."""
     if not noun:
         return None
-    title = re.sub(r"\s*\(.*\)$", "", fact.title)
+    title = _title_name(fact)
     definition = re.search(rf"\b(?:is|was|are|were) (?:a|an|the|one of the)\b(?:\s+[\w'’-]+){{0,6}}?\s+{noun}s?\b",
                            sentence, re.I)
     opening = meaningful_tokens(sentence[:definition.start()]) if definition else set()
@@ -277,10 +281,15 @@ def defined_title(fact, sentence: str, noun: str | None) -> tuple[str, int] | No
     return None
 
 
+def _title_name(fact) -> str:
+    """A passage's title without its qualifier: "Ruby (programming language)" -> "Ruby"."""
+    return re.sub(r"\s*\(.*\)$", "", fact.title)
+
+
 def full_name(word: str, facts: list) -> str | None:
     """The longest name in the facts (titles first) that ends with this one word: how a surname
     alone points back at the person it stands for."""
-    for texts in ([re.sub(r"\s*\(.*\)$", "", f.title) for f in facts], [f.text for f in facts]):
+    for texts in ([_title_name(f) for f in facts], [f.text for f in facts]):
         names = [span for text in texts for span, _ in candidate_spans(text, "person")
                  if len(span.split()) > 1 and span.split()[-1] == word]
         if names:
@@ -389,9 +398,10 @@ def bridge_phrase(question: str) -> Bridge | None:
     return None
 
 
-def resolve_bridge(question: str, facts: list) -> tuple[str, Extracted] | None:
+def resolve_bridge(question: str, facts: list, asked: str = "") -> tuple[str, Extracted] | None:
     """The question with its innermost bridge replaced by the entity the facts name for it, read
-    like a question of its own: the head's type, near the clue's words, not the clue itself."""
+    like a question of its own: the head's type, near the clue's words, not the clue itself nor
+    anything else the question (or its `asked` original wording) names."""
     bridge = bridge_phrase(question)
     if bridge is None or not facts:
         return None
@@ -399,11 +409,13 @@ def resolve_bridge(question: str, facts: list) -> tuple[str, Extracted] | None:
     named = meaningful_tokens(" ".join(named_entities(bridge.clue)))
     # The passage titled with what the clue names is the one that says what the bridge is: read it
     # first, so passages found by later hops do not change an entity already resolved.
-    about = [f for f in facts if (title := meaningful_tokens(re.sub(r"\s*\(.*\)$", "", f.title))) and title <= named]
+    about = [f for f in facts if (title := meaningful_tokens(_title_name(f))) and title <= named]
+    # Else the passages that name it; a passage that does not is about something else.
+    naming = [f for f in facts if named <= meaningful_tokens(f.title + " " + f.text)]
     found = None
-    for candidates, kind in ((about, bridge.kind), (facts, bridge.kind), (about, "entity"), (facts, "entity")):
+    for candidates, kind in ((about, bridge.kind), (naming, bridge.kind), (about, "entity"), (naming, "entity")):
         if candidates and (kind == bridge.kind or bridge.kind == "place"):  # "a river in southern Zimbabwe": no cue word
-            found = extract_span(clue, kind, candidates, head=bridge.head, not_answers=question)
+            found = extract_span(clue, kind, candidates, head=bridge.head, not_answers=f"{question} {asked}")
         if found is not None:
             break
     if found is None:
@@ -413,8 +425,9 @@ def resolve_bridge(question: str, facts: list) -> tuple[str, Extracted] | None:
 
 def resolve_bridges(question: str, facts: list, hops: int = 3) -> str:
     """The question with as many bridges resolved, innermost first, as the facts allow."""
+    original = question
     for _ in range(hops):
-        resolved = resolve_bridge(question, facts)
+        resolved = resolve_bridge(question, facts, asked=original)
         if resolved is None:
             break
         question = resolved[0]
