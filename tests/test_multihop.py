@@ -128,3 +128,15 @@ def test_a_surname_before_who_is_a_name_and_a_month_is_no_place():
     (who,) = extract_answer("Who was the first president of the society?", facts)
     assert who.span == "H. Lyle Brandt"
     assert extract_answer("Where did the first president of the society die?", facts) == []
+
+
+def test_a_country_is_what_a_region_is_part_of_and_its_is_no_name():
+    facts = [Fact(source="v", title="Ostrava Vale", text="Ostrava Vale is a town in the Kell region of Norvania. "
+                                                         "It’s known for its wool.", step=1)]
+    question = "Who was in charge of the country Ostrava Vale is located in?"
+    assert resolve_bridge(question, facts)[0] == "Who was in charge of Norvania?"
+
+
+def test_a_birth_place_needs_no_article():
+    bridge = bridge_phrase("What is the main airport in birth place of Ilse Marrow?")
+    assert (bridge.head, bridge.clue, bridge.kind) == ("birth place", "Ilse Marrow", "place")

@@ -46,6 +46,8 @@ def read_evidence(pad: Scratchpad) -> Reading:
         return Reading(answerability="unknown" if guard.unsearched_subjects(pad) else "unlikely")
     kinds = expected_answer_types(pad.question)
     if set(kinds) <= {"other", "yes_no"}:
+        if unfollowed_bridge(pad):
+            return Reading(answerability="unknown")  # whatever the LM claims, a hop is still to search
         return Reading(answerability="untyped")  # no span type to look for: the evidence cannot decide
     found = extract_answer(pad.question, pad.facts)
     direct = [e for e in found if e.kind != "number" or states_the_metric(pad.question, e)]

@@ -122,12 +122,13 @@ def candidate_spans(sentence: str, kind: AnswerType) -> list[tuple[str, int]]:
         text = _QUOTED.sub(" ", sentence) if kind == "person" else sentence
         spans = []
         for match in _NAME.finditer(text):
-            words = [w for w in match.group(0).split() if w.lower() not in stopwords() or w[0].isupper()]
+            name = re.split(r"['’]s\b", match.group(0))[0]  # "Finland's currency": Finland; "It’s": a stopword
+            words = [w for w in name.split() if w.lower() not in stopwords() or w[0].isupper()]
             while words and words[0].lower() in stopwords():
                 words.pop(0)  # "The", "In" open a sentence, they do not start a name
             if not words:
                 continue
-            span = re.split(r"['’]s\b", " ".join(words))[0].rstrip(".,")  # "Finland's currency": Finland
+            span = " ".join(words).rstrip(".,")
             if kind != "person" and (_DATE.match(span) or span.split()[0] in _MONTHS.split("|")):
                 continue  # "in February", "December 2010": a date, not a place or a named thing
             offset = sentence.find(words[0]) if kind == "person" else match.start()
@@ -226,9 +227,10 @@ def extract_span(question: str, kind: AnswerType, facts: list, extra_terms: set[
         defined = defined_title(fact, sentence, asked_head) if kind == "entity" else None
         if defined:
             candidates.append(defined)
+        containing = [(m.group(1).rstrip("."), m.start(1)) for m in _CONTAINED_IN.finditer(sentence)]
         if head in LARGE_PLACE_HEADS:
             # "in Beitbridge District, Zimbabwe": the name after the comma is the larger unit asked for
-            candidates += [(m.group(1).rstrip("."), m.start(1)) for m in _CONTAINED_IN.finditer(sentence)]
+            candidates += containing
         if kind == "person" and candidate_spans(fact.title, "person") and _PRONOUN.search(sentence):
             # Encyclopedic passages speak of their subject as "he"/"she": the title stands in for it.
             pronoun = _PRONOUN.search(sentence)
@@ -245,7 +247,7 @@ def extract_span(question: str, kind: AnswerType, facts: list, extra_terms: set[
                 continue  # "Ohio General Assembly" for a question about Ohio: a name from the question
             closeness = 1.0 / (1 + _distance(offset, anchor, sentence) / 4)
             named_as_asked = (head and (head in span_words or head in LARGE_PLACE_HEADS
-                                        and sentence[max(0, offset - 2):offset] == ", ")
+                                        and (span, offset) in containing)
                               or defined and span == defined[0])
             score = relevance + 2.0 * closeness + (3.0 if named_as_asked else 0.0)
             if present and _PAST_RANGE.search(sentence):
@@ -337,11 +339,13 @@ def extract_answer(question: str, facts: list) -> list[Extracted]:
 # --- bridges: what a multi-hop question names only through another passage ---------------------
 
 PLACE_HEADS = frozenset("""country state city county town village region area location place birthplace province
-nation island district capital""".split())
+nation island district capital hometown""".split())
 """Head nouns of a bridge that names a place: its entity is a place in the facts ("in Zimbabwe")."""
 LARGE_PLACE_HEADS = frozenset("country state nation province".split())
-"""Places that contain others: named after a comma ("Gwanda District, Zimbabwe")."""
-_CONTAINED_IN = re.compile(r"(?<=[a-z]), ([A-Z][\w.-]*(?: [A-Z][\w.-]*)*)")
+"""Places that contain others: named after a comma ("Gwanda District, Zimbabwe") or as what a
+region is part of ("the Hiran region of Somalia")."""
+_CONTAINED_IN = re.compile(r"(?:(?<=[a-z]), |\b(?:region|province|state|district|county|part) of )"
+                           r"([A-Z][\w.-]*(?: [A-Z][\w.-]*)*)")
 PERSON_HEADS = frozenset("""person man woman composer author performer performers director producer designer
 architect founder creator writer actor actress singer artist president governor mayor king queen coach captain
 spouse wife husband father mother son daughter player leader owner developer""".split())
@@ -362,6 +366,8 @@ _BRIDGES = [
     re.compile(rf"\bthe (?:[a-z]+ ){{0,2}}?(?P<head>{_HEADS}) (?P<clue>{_ENTITY_RUN} (?:{_CLAUSE}))"),
     # "the composer of Aschenbrodel", "the birthplace of X" (not "the village of X": that is its name)
     re.compile(rf"\bthe (?:[a-z]+ ){{0,2}}?(?P<head>{_NAMED_BY_ROLE}) of (?P<clue>{_ENTITY_RUN})"),
+    # "the airport in birth place of X": a birthplace needs no article
+    re.compile(rf"\b(?P<head>birth ?place|hometown) of (?P<clue>{_ENTITY_RUN})"),
     # "Hello Love's performer", "Big Eye's main director", "Corey Taylor's city of birth"
     re.compile(rf"(?P<clue>{_ENTITY_RUN})['’]s (?:[a-z]+ ){{0,2}}?(?P<head>{_HEADS})(?: of birth)?\b"),
 ]
@@ -379,7 +385,7 @@ class Bridge:
 
     @property
     def kind(self) -> AnswerType:
-        noun = self.head.split()[0]  # "place of birth"
+        noun = self.head.replace("birth place", "birthplace").split()[0]  # "place of birth"
         return "place" if noun in PLACE_HEADS else "person" if noun in PERSON_HEADS else "entity"
 
 
