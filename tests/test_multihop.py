@@ -140,3 +140,9 @@ def test_a_country_is_what_a_region_is_part_of_and_its_is_no_name():
 def test_a_birth_place_needs_no_article():
     bridge = bridge_phrase("What is the main airport in birth place of Ilse Marrow?")
     assert (bridge.head, bridge.clue, bridge.kind) == ("birth place", "Ilse Marrow", "place")
+
+
+def test_a_place_may_stand_after_a_compass_word():
+    facts = [Fact(source="w", title="Wick Mill", text="Wick Mill is a mill in southern Hollin on the Varn.", step=1)]
+    assert resolve_bridge("What river flows through the city where Wick Mill is located?", facts)[0] == \
+        "What river flows through Hollin?"

@@ -28,7 +28,8 @@ _ADDRESS = re.compile(rf"\b\d{{1,5}}(?:[-–]\d{{1,5}})? (?:[A-Z0-9][\w'.-]* ){{
 # Capitalized words, with the small words names carry inside them ("Guido van Rossum").
 _NAME = re.compile(r"\b[A-Z][\w'’.-]*(?:\s+(?:(?:van|von|de|der|da|del|di|le|bin)\s+)?[A-Z][\w'’.-]*)*")
 _QUOTED = re.compile(r"\s*[\"“”][^\"“”]{1,30}[\"“”]\s*")
-_PLACE_CUE = re.compile(r"\b(?:in|at|from|near|to)\s*$")
+_PLACE_CUE = re.compile(r"\b(?:in|at|from|near|to)(?:\s+(?:the\s+)?(?:north|south|east|west|central)[a-z]*)?\s*$")
+"""What stands before a place: "in Osaka", "in southern Zimbabwe", "in the central Hiran region"."""
 _PRONOUN = re.compile(r"\b(?:he|she|they|it|his|her|its)\b", re.I)
 _OPENING_PRONOUN = re.compile(r"(?:It|He|She|They)\b")
 _PAST_RANGE = re.compile(r"\b(?:served|former(?:ly)?|was previously|until)\b|\bfrom \d{4} to \d{4}\b", re.I)
@@ -420,7 +421,7 @@ def resolve_bridge(question: str, facts: list, asked: str = "") -> tuple[str, Ex
     naming = [f for f in facts if named <= meaningful_tokens(f.title + " " + f.text)]
     found = None
     for candidates, kind in ((about, bridge.kind), (naming, bridge.kind), (about, "entity"), (naming, "entity")):
-        if candidates and (kind == bridge.kind or bridge.kind == "place"):  # "a river in southern Zimbabwe": no cue word
+        if candidates and (kind == bridge.kind or bridge.kind == "place"):  # "a river in Hollin": no cue word
             found = extract_span(clue, kind, candidates, head=bridge.head, not_answers=f"{question} {asked}")
         if found is not None:
             break
