@@ -246,18 +246,26 @@ def calls_of(record: dict) -> list[tuple]:
             for c in record["tool_calls"]]
 
 
+def scripted_calls(record: dict) -> list[tuple]:
+    return [call for call in calls_of(record) if call[-1] != "program"]
+
+
 @needs_searchd
 @pytest.mark.parametrize("question", QUESTIONS[:5])
 def test_ask_on_the_front_makes_the_same_calls_as_on_the_in_process_corpus(cluster, ask, question):
     """The same scripted model (the question as the first query, then a narrower one) on both:
-    the same calls with the same statuses and counts; the first query's top passage is among
-    the in-process top 3, and at least 2 of the 3 passages are the same (see the ranking test)."""
+    the same model calls, every call with the same status, count and origin; the first query's
+    top passage is among the in-process top 3, and at least 2 of the 3 passages are the same
+    (see the ranking test)."""
     queries = [question, " ".join(question.rstrip("?").split()[-4:])]
     remote = ask(script_for("search_sphinx", queries), question, "--tools", str(cluster.front))
     local = ask(script_for("search_corpus", queries), question, "--tools", "local", "--corpus", str(MUSIQUE))
 
     assert {c["tool"] for c in remote["tool_calls"]} == {"search_sphinx"}
-    assert calls_of(remote) == calls_of(local) and len(calls_of(remote)) >= 2
+    # The model's calls are the same; the program's own later queries are built from the facts found,
+    # which the two rankings may hold differently (a multi-hop question searches on for its bridge).
+    assert scripted_calls(remote) == scripted_calls(local) and len(scripted_calls(remote)) >= 2
+    assert [call[1:] for call in calls_of(remote)] == [call[1:] for call in calls_of(local)]
     first = [f["source"] for f in remote["trajectory"]["facts"] if f["step"] == 1]
     first_local = [f["source"] for f in local["trajectory"]["facts"] if f["step"] == 1]
     assert first[0] in first_local and len(set(first) & set(first_local)) >= 2
