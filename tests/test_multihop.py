@@ -146,3 +146,14 @@ def test_a_place_may_stand_after_a_compass_word():
     facts = [Fact(source="w", title="Wick Mill", text="Wick Mill is a mill in southern Hollin on the Varn.", step=1)]
     assert resolve_bridge("What river flows through the city where Wick Mill is located?", facts)[0] == \
         "What river flows through Hollin?"
+
+
+def test_an_unmarked_clause_ends_with_the_name_it_holds():
+    bridge = bridge_phrase("When was the country that produced Glass Garden taken by Estria?")
+    assert (bridge.head, bridge.clue) == ("country", "produced Glass Garden")
+
+
+def test_the_bridge_is_not_what_the_clue_names():
+    facts = [Fact(source="p", title="Ilse Marrow", text="Ilse Anna Marrow played for the Varn Rovers.", step=1)]
+    assert resolve_bridge("Who did Ilse Marrow's team play in the final?", facts)[0] == \
+        "Who did Varn Rovers play in the final?"

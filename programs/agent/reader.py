@@ -204,10 +204,12 @@ def facts_by_relevance(question: str, facts: list) -> list:
 
 
 def extract_span(question: str, kind: AnswerType, facts: list, extra_terms: set[str] | None = None,
-                 top_sentences: int = 40, head: str | None = None, not_answers: str = "") -> Extracted | None:
+                 top_sentences: int = 40, head: str | None = None, not_answers: str = "",
+                 unlike: frozenset[str] = frozenset()) -> Extracted | None:
     """The best span of type `kind` in the facts that the question does not already contain (nor
-    `not_answers`: the original wording of a question read with its bridges resolved). A span
-    holding `head`, the noun that names what is asked ("the association which ..."), ranks first."""
+    `not_answers`: the original wording of a question read with its bridges resolved), sharing no
+    word with `unlike`. A span holding `head`, the noun that names what is asked ("the association
+    which ..."), ranks first."""
     if kind in ("yes_no", "other") or not facts:
         return None
     own_terms = meaningful_tokens(question)
@@ -242,7 +244,7 @@ def extract_span(question: str, kind: AnswerType, facts: list, extra_terms: set[
                 if span is None:
                     continue
             span_words = {w.lower() for w in re.findall(r"\w+", span)}
-            if not span_words or span_words <= asked_words:
+            if not span_words or span_words <= asked_words or span_words & unlike:
                 continue  # the question's own words are not its answer
             if span_words & asked_words and kind == "person":
                 continue  # "Ohio General Assembly" for a question about Ohio: a name from the question
@@ -398,7 +400,13 @@ def bridge_phrase(question: str) -> Bridge | None:
     for pattern in _BRIDGES:
         for m in pattern.finditer(question):
             found.append(Bridge(m.group("head"), m.group("clue").strip(), m.start(), m.end()))
-    for bridge in sorted(found, key=lambda b: (-b.start, b.end)):
+            # "the country that produced Fist Power taken by the British": where the clause's end is not
+            # marked, it may end with the name it holds, and the rest is the outer question again
+            named = re.search(_ENTITY_RUN, m.group("clue"))
+            if named and named.end() < len(m.group("clue").rstrip()):
+                end = m.start("clue") + named.end()
+                found.append(Bridge(m.group("head"), question[m.start("clue"):end].strip(), m.start(), end))
+    for bridge in sorted(found, key=lambda b: (-b.start, -b.end)):  # the longest reading of a clause first
         outside = question[:bridge.start] + " " + question[bridge.end:]
         if meaningful_tokens(bridge.clue) and meaningful_tokens(outside):
             return bridge
@@ -422,7 +430,9 @@ def resolve_bridge(question: str, facts: list, asked: str = "") -> tuple[str, Ex
     found = None
     for candidates, kind in ((about, bridge.kind), (naming, bridge.kind), (about, "entity"), (naming, "entity")):
         if candidates and (kind == bridge.kind or bridge.kind == "place"):  # "a river in Hollin": no cue word
-            found = extract_span(clue, kind, candidates, head=bridge.head, not_answers=f"{question} {asked}")
+            # what the clue names is not the bridge: "Barry Wesson's team" is not "Barry J. Wesson"
+            found = extract_span(clue, kind, candidates, head=bridge.head, not_answers=f"{question} {asked}",
+                                 unlike=frozenset(named))
         if found is not None:
             break
     if found is None:
