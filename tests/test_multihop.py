@@ -6,7 +6,8 @@ import pytest
 
 from deltaseek.programs.agent.evidence import read_evidence
 from deltaseek.programs.agent.fallbacks import heuristic_query, heuristic_task_kind
-from deltaseek.programs.agent.reader import bridge_phrase, extract_answer, resolve_bridge, sentences
+from deltaseek.programs.agent.reader import (bridge_phrase, expected_answer_types, extract_answer, resolve_bridge,
+                                             sentences)
 from deltaseek.programs.agent.scratchpad import Fact, Scratchpad, ToolCall
 from deltaseek.programs.tools import ToolStatus
 
@@ -157,3 +158,10 @@ def test_the_bridge_is_not_what_the_clue_names():
     facts = [Fact(source="p", title="Ilse Marrow", text="Ilse Anna Marrow played for the Varn Rovers.", step=1)]
     assert resolve_bridge("Who did Ilse Marrow's team play in the final?", facts)[0] == \
         "Who did Varn Rovers play in the final?"
+
+
+def test_a_question_word_after_a_preposition_still_asks_for_a_named_thing():
+    assert expected_answer_types("Of what church is the Diocese of Halifax?") == ["entity"]
+    assert expected_answer_types("At which city does the Varn meet the Oskel?") == ["entity"]
+    bridge = bridge_phrase("Of what church is the Diocese of the birthplace of Ilse Marrow?")
+    assert bridge.clue == "Ilse Marrow" and bridge.start == len("Of what church is the Diocese of ")  # with its article

@@ -55,7 +55,7 @@ QUESTION_TYPES: list[tuple[re.Pattern, AnswerType]] = [
      "number"),
     (re.compile(r"^\s*(?:is|are|was|were|does|do|did|can|could|has|have|will|should)\b", re.I), "yes_no"),
     # "What county ...", "Which company ...", "What is the name of ...": a named thing
-    (re.compile(r"^\s*(?:in\s+)?(?:what|which)\s+(?!(?:is|was|are|were|does|did|do|has|have|had|kind|type)\b)[a-z]+"
+    (re.compile(r"^\s*(?:(?:in|of|from|for|by|at|on)\s+)?(?:what|which)\s+(?!(?:is|was|are|were|does|did|do|has|have|had|kind|type)\b)[a-z]+"
                 r"|^\s*what (?:is|was|are|were) the (?:\w+ )?\w+ of\b", re.I), "entity"),
 ]
 
@@ -370,7 +370,7 @@ _BRIDGES = [
     # "the composer of Aschenbrodel", "the birthplace of X" (not "the village of X": that is its name)
     re.compile(rf"\bthe (?:[a-z]+ ){{0,2}}?(?P<head>{_NAMED_BY_ROLE}) of (?P<clue>{_ENTITY_RUN})"),
     # "the airport in birth place of X": a birthplace needs no article
-    re.compile(rf"\b(?P<head>birth ?place|hometown) of (?P<clue>{_ENTITY_RUN})"),
+    re.compile(rf"\b(?:the )?(?P<head>birth ?place|hometown) of (?P<clue>{_ENTITY_RUN})"),
     # "Hello Love's performer", "Big Eye's main director", "Corey Taylor's city of birth"
     re.compile(rf"(?P<clue>{_ENTITY_RUN})['’]s (?:[a-z]+ ){{0,2}}?(?P<head>{_HEADS})(?: of birth)?\b"),
 ]
