@@ -58,7 +58,8 @@ def final_answerability(pad: Scratchpad, reading: Reading, proposal: Proposal, o
     return reading.answerability
 
 def state_caveats(pad: Scratchpad, stop: StopReason, origin: str) -> list[str]:
-    """Caveats the program states from its own state, whatever the LM wrote."""
+    """Caveats the program states from its own state, whatever the LM wrote. `origin` is the
+    answer's, or "none" when the answer says that nothing was found (it quotes nothing)."""
     caveats = []
     if stop in text.STOP_CAVEATS:
         caveats.append(text.STOP_CAVEATS[stop])
