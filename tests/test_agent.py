@@ -338,14 +338,15 @@ OHIO = "Who is the lieutenant governor of Ohio?"
 
 
 def test_compact_calls_ask_only_for_the_outputs_the_loop_uses(bundled_index, use_lm):
-    engine = ScriptedEngine(classify=classify("lookup"), step=lambda _: step("query"),
-                            synthesize=lambda _: synth("Jim Tressel"))
-    pred = run(engine, [LocalCorpusSearch(bundled_index)], OHIO, use_lm, compact_prompts=True)
+    # "What is DSPy?" asks for no typed span, so the evidence cannot decide and the model answers.
+    engine = ScriptedEngine(classify=classify("lookup"), step=lambda _: step("DSPy framework"),
+                            synthesize=lambda _: synth("DSPy is a framework for programming language models."))
+    pred = run(engine, [LocalCorpusSearch(bundled_index)], "What is DSPy?", use_lm, compact_prompts=True)
     step_prompts = [text for kind, text in engine.prompts if kind == "step"]
     synth_prompts = [text for kind, text in engine.prompts if kind == "synthesize"]
     assert step_prompts and all("`new_evidence`" not in p and "`answerability`" not in p for p in step_prompts)
     assert len(synth_prompts) == 1 and "`caveats`" not in synth_prompts[0] and "`answer`" in synth_prompts[0]
-    assert "Jim Tressel" in pred.answer
+    assert pred.answer_origin == "lm" and "framework" in pred.answer
 
 
 def test_compact_search_ends_without_a_step_call_once_the_facts_answer(bundled_index, use_lm):
@@ -356,6 +357,8 @@ def test_compact_search_ends_without_a_step_call_once_the_facts_answer(bundled_i
     compact = run(engine, [LocalCorpusSearch(bundled_index)], OHIO, use_lm, compact_prompts=True)
     assert compact.stop_reason == "answered" and "Tressel" in compact.answer
     assert engine.calls["step"] == len(executed(compact))  # a step call before each search, none after
+    # the typed span decides the answer: the model is not asked to synthesize one
+    assert engine.calls["synthesize"] == 0 and compact.answer_origin == "extracted"
 
     full_engine = ScriptedEngine(classify=classify("lookup"), step=lambda _: step("query"),
                                  synthesize=lambda _: synth("query"))

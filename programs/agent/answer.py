@@ -25,6 +25,8 @@ class Proposal:
     assumptions: list[str]
     sources: list[str]
     answerability: str | None
+    asked: bool = True
+    """False when the model was not asked: the evidence decided the answer."""
 
 
 def choose_answer(pad: Scratchpad, proposal: Proposal, reading: Reading) -> tuple[str, str, list[str]]:
@@ -57,7 +59,7 @@ def final_answerability(pad: Scratchpad, reading: Reading, proposal: Proposal, o
         return proposal.answerability
     return reading.answerability
 
-def state_caveats(pad: Scratchpad, stop: StopReason, origin: str) -> list[str]:
+def state_caveats(pad: Scratchpad, stop: StopReason, origin: str, model_asked: bool = True) -> list[str]:
     """Caveats the program states from its own state, whatever the LM wrote. `origin` is the
     answer's, or "none" when the answer says that nothing was found (it quotes nothing)."""
     caveats = []
@@ -66,9 +68,11 @@ def state_caveats(pad: Scratchpad, stop: StopReason, origin: str) -> list[str]:
     for call in pad.executed_calls:
         if call.status.failed:
             caveats.append(f"{call.tool} failed ({call.status.value}): {call.summary}")
-    if origin == "extracted":
+    if origin == "extracted" and model_asked:
         caveats.append("The model's answer did not fit the question or the facts; the answer was read "
                        "from the passages found.")
+    elif origin == "extracted":
+        caveats.append("The answer was read from the passages found, as the span of the kind asked for.")
     elif origin == "evidence":
         caveats.append("No passage found states an answer of the kind asked for; the answer quotes the "
                        "most relevant evidence.")

@@ -397,17 +397,22 @@ class DeltaSeek(dspy.Module):
         missing = list(dict.fromkeys(pad.uncertainties))[-4:]
         if stop in text.INCOMPLETE_STOPS:
             missing.append(text.STOP_CAVEATS[stop])
-        proposal = self.synthesize_answer(pad, missing)
         reading = read_evidence(pad)
+        missing_subjects = guard.subjects_missing_from_facts(pad)
+        nothing_found = not pad.facts or bool(missing_subjects)
+        if self.compact() and (nothing_found or reading.answerability == "direct"):
+            # The evidence decides the answer, and at the embedded model's size code reads better
+            # than the model (issue 8): its synthesis could only be set aside.
+            proposal = Proposal("", [], [], [], None, asked=False)
+        else:
+            proposal = self.synthesize_answer(pad, missing)
         answer, origin, sources = choose_answer(pad, proposal, reading)
         answerability = final_answerability(pad, reading, proposal, origin)
         # handed back, the texts the LM was given (what is missing, the queries run) are echoes, not findings
         given = (*missing, *text.STOP_CAVEATS.values(), *pad.tried_queries, pad.question,
                  *(f"[{f.source}] {f.title}: {f.text}" for f in pad.facts))
-        missing_subjects = guard.subjects_missing_from_facts(pad)
-        nothing_found = not pad.facts or bool(missing_subjects)
         caveats = (guard.keep_meaningful(proposal.caveats, pad, self.reserved_names, given)
-                   + state_caveats(pad, stop, "none" if nothing_found else origin))
+                   + state_caveats(pad, stop, "none" if nothing_found else origin, proposal.asked))
         assumptions = guard.keep_meaningful(proposal.assumptions, pad, self.reserved_names, given) + ambiguous_terms(pad)
         if nothing_found:
             about = ", ".join(missing_subjects) or f"\"{pad.question}\""
