@@ -383,3 +383,22 @@ def test_an_answer_that_nothing_was_found_claims_no_quote(bundled_index, use_lm)
     pred = run(engine, [LocalCorpusSearch(bundled_index)], "What is the population of Xyzzyville?", use_lm)
     assert pred.answer.startswith("No information found about Xyzzyville")
     assert not any("quotes" in c for c in pred.caveats)
+
+
+def test_the_trace_a_demo_is_bootstrapped_from_holds_what_the_program_did(bundled_index, use_lm):
+    import dspy
+
+    engine = ScriptedEngine(classify=classify("lookup"), step=lambda _: step("query"),
+                            synthesize=lambda _: synth("2018-2022"))
+    program = DeltaSeek(tools=[LocalCorpusSearch(bundled_index)], settings=AgentSettings(compact_prompts=False))
+    with use_lm(scripted_lm(engine)), dspy.context(trace=[]):
+        pred = program(question=OHIO)
+        trace = list(dspy.settings.trace)
+    steps = [out for predictor, _, out in trace if predictor is program.step_delta]
+    [synthesis] = [out for predictor, _, out in trace if predictor is program.synthesize]
+    run_queries = [c["args"]["query"] for c in executed(pred)]
+    traced_queries = [out["query"] for out in steps if out["next_move"] == "search"]
+    assert traced_queries == run_queries and "query" not in traced_queries
+    assert synthesis["answer"] == pred.answer and "Tressel" in pred.answer
+    # the trajectory still shows what the model proposed
+    assert pred.proposed_answer == "2018-2022"

@@ -8,6 +8,7 @@ Answerability comes from the evidence; the caveats from the program's own state.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from deltaseek.programs.agent import guardrails as guard
 from deltaseek.programs.agent.evidence import Reading, answer_fits_question, extracted_answer, proxy_answer
@@ -27,6 +28,8 @@ class Proposal:
     answerability: str | None
     asked: bool = True
     """False when the model was not asked: the evidence decided the answer."""
+    prediction: Any = None
+    """The synthesis predictor's own output (DSPy's trace holds it), when the model was asked."""
 
 
 def choose_answer(pad: Scratchpad, proposal: Proposal, reading: Reading) -> tuple[str, str, list[str]]:

@@ -51,6 +51,8 @@ class Move:
     origin: str = "structured"
     proposed: str | None = None
     replaced_because: str | None = None
+    prediction: dspy.Prediction | None = None
+    """The step's output this move answers (DSPy's trace holds it; see `trace_what_was_done`)."""
 
 
 class DeltaSeek(dspy.Module):
@@ -113,8 +115,10 @@ class DeltaSeek(dspy.Module):
                 stop = "answered" if move.synthesize else "answerability"
                 break
             if move.synthesize:  # tool first: no answer before one search has run
-                move = Move(False, self.tool_names[0], question, "tool_first")
+                move = Move(False, self.tool_names[0], question, "tool_first", prediction=move.prediction)
             call = self.admit_call(pad, move)
+            if move.prediction is not None and (call is None or (call.tool, call.query) != (move.tool, move.query)):
+                trace_what_was_done(move.prediction, move_outputs(call))
             if call is None:
                 stop = "no_new_query"
                 break
@@ -184,7 +188,11 @@ class DeltaSeek(dspy.Module):
         if pad.executed_calls and record.answerability:  # a claim counts only once evidence exists
             pad.answerability = self.settle_claim(pad, record.answerability)
         record.move = "synthesize" if out.next_move == "synthesize" else f"{out.tool}(\"{out.query}\")"
-        return self.dispose(pad, Move(out.next_move == "synthesize", out.tool, (out.query or "").strip()))
+        move = self.dispose(pad, Move(out.next_move == "synthesize", out.tool, (out.query or "").strip()))
+        move.prediction = out
+        if move.origin == "program":
+            trace_what_was_done(out, move_outputs(move))
+        return move
 
     def settle_claim(self, pad: Scratchpad, claimed: str) -> str:
         """The answerability that steers the search: the evidence's reading where it can decide
@@ -422,6 +430,8 @@ class DeltaSeek(dspy.Module):
             # (A failed call can still bring hits: a cluster with one shard down answers from the others.)
             faults = "; ".join(dict.fromkeys(f"{c.tool}: {c.summary or c.status.value}" for c in pad.executed_calls))
             answer, origin, sources, answerability = f"No answer: every search failed ({faults}).", "evidence", [], "unknown"
+        if origin != "lm" and proposal.prediction is not None:
+            trace_what_was_done(proposal.prediction, {"answer": answer, "answerability": answerability})
         pad.candidate_answer, pad.answerability, pad.answer_origin = answer, answerability, origin
         pad.assumptions = list(dict.fromkeys(pad.assumptions + assumptions))
         return dspy.Prediction(
@@ -444,7 +454,8 @@ class DeltaSeek(dspy.Module):
             raise_if_fatal(exc)
             return Proposal("", [f"The synthesis step failed ({type(exc).__name__})."], [], [], None)
         return Proposal(str(out.answer or "").strip(), clean_items(out.get("caveats")), clean_items(out.get("assumptions")),
-                        [str(x).strip("[] ") for x in out.get("sources") or []], out.get("answerability"))
+                        [str(x).strip("[] ") for x in out.get("sources") or []], out.get("answerability"),
+                        prediction=out)
 
 
 MAX_QUESTION_CHARS = 2000
@@ -460,6 +471,22 @@ def check_question(question: str) -> str:
         raise UsageError(f"the question is {len(question):,} characters long; at most {MAX_QUESTION_CHARS:,} are "
                          "accepted (put documents in a corpus and ask about them)")
     return question
+
+
+def move_outputs(move: Move | None) -> dict:
+    """A move as the step's output fields; None (no call left to make) is synthesis."""
+    if move is None or move.synthesize:
+        return {"next_move": "synthesize"}
+    return {"next_move": "search", "tool": move.tool, "query": move.query}
+
+
+def trace_what_was_done(prediction: dspy.Prediction, outputs: dict) -> None:
+    """Rewrite a prediction the guardrails replaced to what the program did instead. DSPy's trace
+    holds this same object, so a bootstrapped demo teaches the move that was run and the answer
+    that was given, never the junk they replaced; the trajectory keeps what the model proposed."""
+    for name, value in outputs.items():
+        if name in prediction:
+            prediction[name] = value
 
 
 def raise_if_fatal(exc: Exception) -> None:
