@@ -190,7 +190,7 @@ class DeltaSeek(dspy.Module):
         record.move = "synthesize" if out.next_move == "synthesize" else f"{out.tool}(\"{out.query}\")"
         move = self.dispose(pad, Move(out.next_move == "synthesize", out.tool, (out.query or "").strip()))
         move.prediction = out
-        if move.origin == "program":
+        if move.origin == "program" or move.synthesize:
             trace_what_was_done(out, move_outputs(move))
         return move
 
@@ -476,7 +476,7 @@ def check_question(question: str) -> str:
 def move_outputs(move: Move | None) -> dict:
     """A move as the step's output fields; None (no call left to make) is synthesis."""
     if move is None or move.synthesize:
-        return {"next_move": "synthesize"}
+        return {"next_move": "synthesize", "query": ""}  # a synthesis runs no query: a demo shows none
     return {"next_move": "search", "tool": move.tool, "query": move.query}
 
 
