@@ -3,13 +3,18 @@
 | optimizer     | DSPy class                          | --budget is                                  |
 |---------------|-------------------------------------|----------------------------------------------|
 | labeled       | LabeledFewShot                      | k: labeled demos per predictor               |
-| bootstrap     | BootstrapFewShot                    | max_bootstrapped_demos (= max_labeled_demos) |
+| bootstrap     | BootstrapFewShot                    | max_bootstrapped_demos                       |
 | random-search | BootstrapFewShotWithRandomSearch    | num_candidate_programs                       |
 | mipro         | MIPROv2 (auto=None)                 | num_trials (= num_candidates)                |
 | gepa          | GEPA                                | max_metric_calls                             |
 
 All optimize `metrics.combined_metric`; GEPA optimizes `metrics.gepa_feedback_metric` (the same
 score plus feedback in words) and reflects with the task LM unless given another.
+
+The bootstrapping optimizers keep only demos from complete traces (`max_labeled_demos=0`): a
+labeled example holds a question and an answer, not a step's scratchpad or move, and DSPy fills
+each field it lacks with "Not supplied for this particular example.", which a small model copies
+(issue 8). `labeled` is exactly such demos; it stays for a capable model, which ignores them.
 """
 
 from __future__ import annotations
@@ -24,6 +29,8 @@ from deltaseek.metrics import combined_metric, gepa_feedback_metric
 
 DEMOS = 2
 """Demos per predictor for the optimizers whose budget counts something else."""
+LABELED_DEMOS = 0
+"""Raw labeled examples a bootstrapping optimizer may add as demos: none (see above)."""
 MIPRO_MINIBATCH = 35
 
 
@@ -46,13 +53,14 @@ def labeled(student, trainset, budget, threads, reflection_lm):
 
 
 def bootstrap(student, trainset, budget, threads, reflection_lm):
-    optimizer = dspy.BootstrapFewShot(metric=combined_metric, max_bootstrapped_demos=budget, max_labeled_demos=budget)
+    optimizer = dspy.BootstrapFewShot(metric=combined_metric, max_bootstrapped_demos=budget,
+                                      max_labeled_demos=LABELED_DEMOS)
     return optimizer.compile(student, trainset=trainset)
 
 
 def random_search(student, trainset, budget, threads, reflection_lm):
     optimizer = dspy.BootstrapFewShotWithRandomSearch(
-        metric=combined_metric, max_bootstrapped_demos=DEMOS, max_labeled_demos=DEMOS,
+        metric=combined_metric, max_bootstrapped_demos=DEMOS, max_labeled_demos=LABELED_DEMOS,
         num_candidate_programs=budget, num_threads=threads)
     return optimizer.compile(student, trainset=trainset)
 
@@ -61,7 +69,7 @@ def mipro(student, trainset, budget, threads, reflection_lm):
     if len(trainset) < 2:
         raise ValueError("MIPROv2 needs at least 2 training examples (it holds some out for validation)")
     optimizer = dspy.MIPROv2(metric=combined_metric, auto=None, num_candidates=budget, max_bootstrapped_demos=DEMOS,
-                             max_labeled_demos=DEMOS, num_threads=threads, verbose=False)
+                             max_labeled_demos=LABELED_DEMOS, num_threads=threads, verbose=False)
     # MIPROv2 validates on the last 80% of the trainset when given no valset; a minibatch cannot exceed it.
     valset_size = max(1, int(len(trainset) * 0.8))
     return optimizer.compile(student, trainset=trainset, num_trials=budget,
@@ -76,7 +84,7 @@ def gepa(student, trainset, budget, threads, reflection_lm):
 
 OPTIMIZERS = {o.name: o for o in (
     Optimizer("labeled", "k (labeled demos per predictor)", 2, labeled),
-    Optimizer("bootstrap", "max_bootstrapped_demos = max_labeled_demos", 2, bootstrap),
+    Optimizer("bootstrap", "max_bootstrapped_demos", 2, bootstrap),
     Optimizer("random-search", "num_candidate_programs", 4, random_search),
     Optimizer("mipro", "num_trials = num_candidates", 6, mipro, requires=("optuna",)),
     Optimizer("gepa", "max_metric_calls", 150, gepa),

@@ -6,7 +6,10 @@ from deltaseek.signatures.agent import (
     DiversifyQuery,
     JudgeAnswerability,
     StepDelta,
+    StepMove,
     Synthesize,
+    SynthesizeAnswer,
+    compact_signature,
     step_delta_for_tools,
 )
 from deltaseek.signatures.values import (
@@ -29,8 +32,11 @@ __all__ = [
     "DiversifyQuery",
     "JudgeAnswerability",
     "StepDelta",
+    "StepMove",
     "StopReason",
     "Synthesize",
+    "SynthesizeAnswer",
     "TaskKind",
+    "compact_signature",
     "step_delta_for_tools",
 ]

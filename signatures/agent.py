@@ -99,3 +99,47 @@ class Synthesize(dspy.Signature):
     assumptions: list[str] = dspy.OutputField(desc="how ambiguous terms were read, short")
     sources: list[str] = dspy.OutputField(desc="ids of the facts used")
     answerability: Answerability = dspy.OutputField()
+
+
+class StepMove(dspy.Signature):
+    """You are one step of a search agent. Read the facts found, the searches already run and the guidance.
+
+    next_move: "search" with ONE new query, a few keywords that no search has used yet (a name or
+    term the facts raise, another angle, another tool), or "synthesize" when the facts answer
+    the question."""
+
+    question: str = dspy.InputField()
+    step: int = dspy.InputField(desc="the number of this step")
+    scratchpad: str = dspy.InputField(desc="facts found and searches already run")
+    guidance: str = dspy.InputField(desc="tools available, budget left, feedback from the last tool call")
+    next_move: Literal["search", "synthesize"] = dspy.OutputField()
+    tool: str = dspy.OutputField(desc="the tool to call when next_move is search")
+    query: str = dspy.OutputField(desc="a few new keywords")
+
+
+class SynthesizeAnswer(dspy.Signature):
+    """Answer the question in one short sentence from the facts only, never from memory. If the
+    facts do not hold the exact answer, say what they do show."""
+
+    question: str = dspy.InputField()
+    facts: list[str] = dspy.InputField(desc="[source] passage, one per fact")
+    missing: list[str] = dspy.InputField(desc="what the search could not establish")
+    answer: str = dspy.OutputField(desc="one short sentence")
+    answerability: Answerability = dspy.OutputField()
+
+
+COMPACT_OF = {"StepDelta": StepMove, "Synthesize": SynthesizeAnswer}
+"""The compact version of each signature that has one: the same inputs, only the outputs the loop
+still uses from a model whose other outputs the guardrails replace (the embedded 135M model).
+Each output field costs generated tokens, the slowest part of a small model's call."""
+
+
+def compact_signature(signature: type[dspy.Signature], full: type[dspy.Signature]) -> type[dspy.Signature]:
+    """The compact version of `full` for a predictor whose signature is `signature` (derived from
+    `full`): its tool choices, and its instructions when an optimizer rewrote them."""
+    compact = COMPACT_OF[full.__name__]
+    if "tool" in compact.output_fields:
+        compact = compact.with_updated_fields("tool", type_=signature.output_fields["tool"].annotation)
+    if signature.instructions != full.instructions:
+        compact = compact.with_instructions(signature.instructions)
+    return compact

@@ -235,9 +235,10 @@ def test_the_prompt_grows_with_facts_not_with_steps(bundled_index, use_lm):
                             synthesize=lambda _: synth("Ohio's lieutenant governor."))
     run(engine, [LocalCorpusSearch(bundled_index)], "Who is the lieutenant governor of Ohio?", use_lm)
     step_prompts = [text for kind, text in engine.prompts if kind == "step"]
-    assert len(step_prompts) == 2
-    # Raw observations are not accumulated: the second prompt holds one observation, not two.
-    assert step_prompts[1].count("NEXT STEPS") == 1
+    assert len(step_prompts) >= 3
+    # Raw observations are not accumulated: a prompt holds the last two notes (a blocked call's and
+    # the search run instead), never one per step so far.
+    assert [p.count("NEXT STEPS") for p in step_prompts[1:]] == [1] + [2] * (len(step_prompts) - 2)
 
 
 def test_with_no_lm_configured_the_call_raises_dspys_own_error(bundled_index):
@@ -329,3 +330,75 @@ def test_the_budget_line_counts_the_step_about_to_run(bundled_index, use_lm):
     run(engine, [LocalCorpusSearch(bundled_index)], "Who is the lieutenant governor of Ohio?", use_lm)
     first, second = [text for kind, text in engine.prompts if kind == "step"][:2]
     assert "Step 1 of at most 6 (6 left)" in first and "Step 2 of at most 6" in second
+
+
+# --- compact prompts (the embedded model's default) ---------------------------------------------
+
+OHIO = "Who is the lieutenant governor of Ohio?"
+
+
+def test_compact_calls_ask_only_for_the_outputs_the_loop_uses(bundled_index, use_lm):
+    # "What is DSPy?" asks for no typed span, so the evidence cannot decide and the model answers.
+    engine = ScriptedEngine(classify=classify("lookup"), step=lambda _: step("DSPy framework"),
+                            synthesize=lambda _: synth("DSPy is a framework for programming language models."))
+    pred = run(engine, [LocalCorpusSearch(bundled_index)], "What is DSPy?", use_lm, compact_prompts=True)
+    step_prompts = [text for kind, text in engine.prompts if kind == "step"]
+    synth_prompts = [text for kind, text in engine.prompts if kind == "synthesize"]
+    assert step_prompts and all("`new_evidence`" not in p and "`answerability`" not in p for p in step_prompts)
+    assert len(synth_prompts) == 1 and "`caveats`" not in synth_prompts[0] and "`answer`" in synth_prompts[0]
+    assert pred.answer_origin == "lm" and "framework" in pred.answer
+
+
+def test_compact_search_ends_without_a_step_call_once_the_facts_answer(bundled_index, use_lm):
+    # The embedded model's habit: a field name for a query at every step. The program's queries run
+    # instead; once a fact names a person for "who", the next step would only be replaced by synthesis.
+    engine = ScriptedEngine(classify=classify("lookup"), step=lambda _: step("query"),
+                            synthesize=lambda _: synth("query"))
+    compact = run(engine, [LocalCorpusSearch(bundled_index)], OHIO, use_lm, compact_prompts=True)
+    assert compact.stop_reason == "answered" and "Tressel" in compact.answer
+    assert engine.calls["step"] == len(executed(compact))  # a step call before each search, none after
+    # the typed span decides the answer: the model is not asked to synthesize one
+    assert engine.calls["synthesize"] == 0 and compact.answer_origin == "extracted"
+
+    full_engine = ScriptedEngine(classify=classify("lookup"), step=lambda _: step("query"),
+                                 synthesize=lambda _: synth("query"))
+    full = run(full_engine, [LocalCorpusSearch(bundled_index)], OHIO, use_lm, compact_prompts=False)
+    assert "Tressel" in full.answer and full_engine.calls["step"] == len(executed(full)) + 1
+
+
+def test_a_duplicate_left_after_diversifying_gives_way_to_the_programs_own_query(bundled_index, use_lm):
+    engine = ScriptedEngine(classify=classify("lookup"), step=lambda _: step("lieutenant governor Ohio"),
+                            diversify=lambda _: {"query": "lieutenant governor Ohio"},
+                            synthesize=lambda _: synth("Jim Tressel"))
+    pred = run(engine, [LocalCorpusSearch(bundled_index)], OHIO, use_lm)
+    queries = [c["args"]["query"] for c in executed(pred)]
+    assert len(queries) == len(set(queries)) >= 2
+    assert any(c["origin"] == "program" for c in executed(pred))
+    assert "Tressel" in pred.answer
+
+
+def test_an_answer_that_nothing_was_found_claims_no_quote(bundled_index, use_lm):
+    engine = ScriptedEngine(classify=classify("lookup"), step=lambda _: step("Xyzzyville population"),
+                            synthesize=lambda _: synth("Xyzzyville has 12,000 people."))
+    pred = run(engine, [LocalCorpusSearch(bundled_index)], "What is the population of Xyzzyville?", use_lm)
+    assert pred.answer.startswith("No information found about Xyzzyville")
+    assert not any("quotes" in c for c in pred.caveats)
+
+
+def test_the_trace_a_demo_is_bootstrapped_from_holds_what_the_program_did(bundled_index, use_lm):
+    import dspy
+
+    engine = ScriptedEngine(classify=classify("lookup"), step=lambda _: step("query"),
+                            synthesize=lambda _: synth("2018-2022"))
+    program = DeltaSeek(tools=[LocalCorpusSearch(bundled_index)], settings=AgentSettings(compact_prompts=False))
+    with use_lm(scripted_lm(engine)), dspy.context(trace=[]):
+        pred = program(question=OHIO)
+        trace = list(dspy.settings.trace)
+    steps = [out for predictor, _, out in trace if predictor is program.step_delta]
+    [synthesis] = [out for predictor, _, out in trace if predictor is program.synthesize]
+    run_queries = [c["args"]["query"] for c in executed(pred)]
+    traced_queries = [out["query"] for out in steps if out["next_move"] == "search"]
+    assert traced_queries == run_queries and "query" not in traced_queries
+    assert synthesis["answer"] == pred.answer and "Tressel" in pred.answer
+    # the trajectory still shows what the model proposed
+    assert pred.proposed_answer == "2018-2022"

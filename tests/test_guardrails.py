@@ -251,3 +251,13 @@ def test_best_effort_answer_quotes_the_fact_about_the_subject():
     pad.facts += [Fact(source="g", title="Guido van Rossum", text="Guido was born in Haarlem.", step=1),
                   Fact(source="m", title="Yukihiro Matsumoto", text="Creator of Ruby, born in Osaka.", step=1)]
     assert "Osaka" in best_effort_answer(pad)
+
+
+def test_a_sentence_of_the_models_own_is_not_a_query():
+    pad = pad_with(question="Where was the creator of Ruby born?")
+    invented = "The creator of Ruby born in 2010 in the city of London, UK, is a renowned and influential figure in"
+    assert "sentence of the model's own" in guard.reject_junk_query(invented, pad, set())
+    # keywords, the question itself and a list of new names are queries
+    for query in ("Ruby creator birthplace", "Where was the creator of Ruby born?",
+                  "Ruby creator Matsumoto Osaka Japan Tottori Shimane Hiroshima Okayama"):
+        assert guard.reject_junk_query(query, pad, set()) is None, query

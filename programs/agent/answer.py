@@ -8,6 +8,7 @@ Answerability comes from the evidence; the caveats from the program's own state.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from deltaseek.programs.agent import guardrails as guard
 from deltaseek.programs.agent.evidence import Reading, answer_fits_question, extracted_answer, proxy_answer
@@ -25,6 +26,10 @@ class Proposal:
     assumptions: list[str]
     sources: list[str]
     answerability: str | None
+    asked: bool = True
+    """False when the model was not asked: the evidence decided the answer."""
+    prediction: Any = None
+    """The synthesis predictor's own output (DSPy's trace holds it), when the model was asked."""
 
 
 def choose_answer(pad: Scratchpad, proposal: Proposal, reading: Reading) -> tuple[str, str, list[str]]:
@@ -57,17 +62,20 @@ def final_answerability(pad: Scratchpad, reading: Reading, proposal: Proposal, o
         return proposal.answerability
     return reading.answerability
 
-def state_caveats(pad: Scratchpad, stop: StopReason, origin: str) -> list[str]:
-    """Caveats the program states from its own state, whatever the LM wrote."""
+def state_caveats(pad: Scratchpad, stop: StopReason, origin: str, model_asked: bool = True) -> list[str]:
+    """Caveats the program states from its own state, whatever the LM wrote. `origin` is the
+    answer's, or "none" when the answer says that nothing was found (it quotes nothing)."""
     caveats = []
     if stop in text.STOP_CAVEATS:
         caveats.append(text.STOP_CAVEATS[stop])
     for call in pad.executed_calls:
         if call.status.failed:
             caveats.append(f"{call.tool} failed ({call.status.value}): {call.summary}")
-    if origin == "extracted":
+    if origin == "extracted" and model_asked:
         caveats.append("The model's answer did not fit the question or the facts; the answer was read "
                        "from the passages found.")
+    elif origin == "extracted":
+        caveats.append("The answer was read from the passages found, as the span of the kind asked for.")
     elif origin == "evidence":
         caveats.append("No passage found states an answer of the kind asked for; the answer quotes the "
                        "most relevant evidence.")

@@ -27,8 +27,8 @@ from deltaseek.programs.text import meaningful_tokens, named_entities
 from deltaseek.programs.tools.base import SearchTool, ToolResult, ToolStatus
 from deltaseek.programs.tools.feedback import format_observation
 from deltaseek.programs.tools.registry import build_tools
-from deltaseek.signatures import (ClassifyTask, DiversifyQuery, JudgeAnswerability, StopReason, Synthesize,
-                                  step_delta_for_tools)
+from deltaseek.signatures import (ClassifyTask, DiversifyQuery, JudgeAnswerability, StepDelta, StopReason,
+                                  Synthesize, compact_signature, step_delta_for_tools)
 from deltaseek.signatures import guidance as text
 
 FACT_CHARS = 1200
@@ -51,6 +51,8 @@ class Move:
     origin: str = "structured"
     proposed: str | None = None
     replaced_because: str | None = None
+    prediction: dspy.Prediction | None = None
+    """The step's output this move answers (DSPy's trace holds it; see `trace_what_was_done`)."""
 
 
 class DeltaSeek(dspy.Module):
@@ -98,8 +100,13 @@ class DeltaSeek(dspy.Module):
         self.begin(pad)
         stop: StopReason | None = None
         while stop is None:
+            if self.compact() and pad.executed_calls:  # compact steps state no answerability: read it first
+                pad.answerability = self.settle_claim(pad, pad.answerability)
             stop = self.stop_reason(pad)
             if stop:
+                break
+            if self.evidence_answers(pad):
+                stop = "answered"
                 break
             move = self.propose_move(pad)
             if move is None:
@@ -108,8 +115,10 @@ class DeltaSeek(dspy.Module):
                 stop = "answered" if move.synthesize else "answerability"
                 break
             if move.synthesize:  # tool first: no answer before one search has run
-                move = Move(False, self.tool_names[0], question, "tool_first")
+                move = Move(False, self.tool_names[0], question, "tool_first", prediction=move.prediction)
             call = self.admit_call(pad, move)
+            if move.prediction is not None and (call is None or (call.tool, call.query) != (move.tool, move.query)):
+                trace_what_was_done(move.prediction, move_outputs(call))
             if call is None:
                 stop = "no_new_query"
                 break
@@ -160,22 +169,30 @@ class DeltaSeek(dspy.Module):
         pad.steps.append(record)
         guidance = self.guidance(pad)
         pad.notes.clear()
+        signature = self.step_delta.signature
+        if self.compact():
+            signature = compact_signature(signature, StepDelta)
         try:
-            out = self.step_delta(question=pad.question, step=record.step, scratchpad=self.render(pad), guidance=guidance)
+            out = self.step_delta(signature=signature, question=pad.question, step=record.step,
+                                  scratchpad=self.render(pad), guidance=guidance)
         except Exception as exc:  # a parse error or a bad reply must not escape forward()
             raise_if_fatal(exc)
             return self.recover_text_call(pad, record, exc)
         pad.consecutive_lm_failures = 0
-        record.new_evidence = clean_items(out.new_evidence)[:3]
-        record.uncertain = clean_items(out.uncertain)[:2]
-        record.answerability = out.answerability
+        record.new_evidence = clean_items(out.get("new_evidence"))[:3]
+        record.uncertain = clean_items(out.get("uncertain"))[:2]
+        record.answerability = out.get("answerability")
         # the record keeps what the model said; only what says something is carried to later prompts
         meaningful = guard.keep_meaningful(record.uncertain, pad, self.reserved_names, (pad.question,))
         pad.uncertainties = list(dict.fromkeys(pad.uncertainties + meaningful))[-4:]
-        if pad.executed_calls:  # an answerability claim counts only once evidence exists
-            pad.answerability = self.settle_claim(pad, out.answerability)
+        if pad.executed_calls and record.answerability:  # a claim counts only once evidence exists
+            pad.answerability = self.settle_claim(pad, record.answerability)
         record.move = "synthesize" if out.next_move == "synthesize" else f"{out.tool}(\"{out.query}\")"
-        return self.dispose(pad, Move(out.next_move == "synthesize", out.tool, (out.query or "").strip()))
+        move = self.dispose(pad, Move(out.next_move == "synthesize", out.tool, (out.query or "").strip()))
+        move.prediction = out
+        if move.origin == "program" or move.synthesize:
+            trace_what_was_done(out, move_outputs(move))
+        return move
 
     def settle_claim(self, pad: Scratchpad, claimed: str) -> str:
         """The answerability that steers the search: the evidence's reading where it can decide
@@ -200,6 +217,13 @@ class DeltaSeek(dspy.Module):
         setting = self.settings.compact_prompts
         return setting if setting is not None else is_embedded(dspy.settings.lm)
 
+    def evidence_answers(self, pad: Scratchpad) -> bool:
+        """With compact prompts, a typed answer in the facts, with every term of the question
+        covered, ends the search without another step call: the embedded model's step at that
+        point could only repeat it (a junk query is replaced by synthesis, see `dispose`)."""
+        return (self.compact() and bool(pad.executed_calls) and pad.answerability == "direct"
+                and not guard.uncovered_terms(pad))
+
     def prompt_facts(self, pad: Scratchpad, limit: int) -> list[Fact]:
         """The facts a prompt shows: the last `limit` found, or with compact prompts the
         `COMPACT_FACTS` most relevant to the question."""
@@ -209,7 +233,7 @@ class DeltaSeek(dspy.Module):
 
     def render(self, pad: Scratchpad) -> str:
         if self.compact():
-            return pad.render(COMPACT_STEP_FACT_CHARS, facts=self.prompt_facts(pad, COMPACT_FACTS))
+            return pad.render(COMPACT_STEP_FACT_CHARS, facts=self.prompt_facts(pad, COMPACT_FACTS), brief=True)
         return pad.render()
 
     @staticmethod
@@ -287,12 +311,12 @@ class DeltaSeek(dspy.Module):
             if query is None or guard.reject_junk_query(query, pad, self.reserved_names):
                 continue
             retry = Move(False, move.tool, query, "diversified")
-            reason = self.why_blocked(pad, retry)
-            if reason is None:
+            if (retry_blocked := self.why_blocked(pad, retry)) is None:
                 return retry
-            self.record_blocked(pad, retry, reason)
-            return None  # still a duplicate after diversifying: move to synthesis
-        return None
+            self.record_blocked(pad, retry, retry_blocked)
+            break
+        # still a duplicate after diversifying: the program's own next query, else synthesis
+        return self.program_move(pad, proposed=move.query, reason=reason)
 
     def why_blocked(self, pad: Scratchpad, move: Move) -> str | None:
         return (guard.block_duplicate_call(pad, move.tool, move.query, self.settings.min_new_tokens)
@@ -342,7 +366,7 @@ class DeltaSeek(dspy.Module):
     def observe(self, pad: Scratchpad, result: ToolResult, strategy: str | None = None) -> str:
         """What the LM reads about a tool result, with next steps that name only untried moves."""
         alternatives = guard.untried_tools(pad, result.query, self.tool_names, exclude=result.tool)
-        return format_observation(result, pad.tried_queries, alternatives, strategy, show_hits=not self.compact())
+        return format_observation(result, pad.tried_queries, alternatives, strategy, brief=self.compact())
 
     def check_refinement(self, pad: Scratchpad) -> None:
         """Weak results call for a refined query; a streak of them calls for an answerability judgment."""
@@ -363,7 +387,10 @@ class DeltaSeek(dspy.Module):
 
     def guidance(self, pad: Scratchpad) -> str:
         """What the step about to run reads besides the scratchpad (its record is already on the pad)."""
-        tools = "; ".join(text.TOOL_ENTRY.format(name=t.name, description=t.description) for t in self.tools.values())
+        if self.compact():  # the names alone: the step's tool field already lists them
+            tools = ", ".join(self.tools)
+        else:
+            tools = "; ".join(text.TOOL_ENTRY.format(name=t.name, description=t.description) for t in self.tools.values())
         parts = [text.TOOLS_LINE.format(tools=tools), text.budget_guidance(pad.step - 1, pad.soft_budget, pad.hard_budget)]
         if not pad.executed_calls:
             parts.append(text.START.format(strategy=pad.strategy_order[0], plan=" -> ".join(pad.plan)))
@@ -378,18 +405,24 @@ class DeltaSeek(dspy.Module):
         missing = list(dict.fromkeys(pad.uncertainties))[-4:]
         if stop in text.INCOMPLETE_STOPS:
             missing.append(text.STOP_CAVEATS[stop])
-        proposal = self.synthesize_answer(pad, missing)
         reading = read_evidence(pad)
+        missing_subjects = guard.subjects_missing_from_facts(pad)
+        nothing_found = not pad.facts or bool(missing_subjects)
+        if self.compact() and (nothing_found or reading.answerability == "direct"):
+            # The evidence decides the answer, and at the embedded model's size code reads better
+            # than the model (issue 8): its synthesis could only be set aside.
+            proposal = Proposal("", [], [], [], None, asked=False)
+        else:
+            proposal = self.synthesize_answer(pad, missing)
         answer, origin, sources = choose_answer(pad, proposal, reading)
         answerability = final_answerability(pad, reading, proposal, origin)
         # handed back, the texts the LM was given (what is missing, the queries run) are echoes, not findings
         given = (*missing, *text.STOP_CAVEATS.values(), *pad.tried_queries, pad.question,
                  *(f"[{f.source}] {f.title}: {f.text}" for f in pad.facts))
         caveats = (guard.keep_meaningful(proposal.caveats, pad, self.reserved_names, given)
-                   + state_caveats(pad, stop, origin))
+                   + state_caveats(pad, stop, "none" if nothing_found else origin, proposal.asked))
         assumptions = guard.keep_meaningful(proposal.assumptions, pad, self.reserved_names, given) + ambiguous_terms(pad)
-        missing_subjects = guard.subjects_missing_from_facts(pad)
-        if not pad.facts or missing_subjects:
+        if nothing_found:
             about = ", ".join(missing_subjects) or f"\"{pad.question}\""
             answer, origin, sources = f"No information found about {about}: no passage found mentions it.", "evidence", []
         if not pad.facts and all(c.status.failed for c in pad.executed_calls):
@@ -397,6 +430,8 @@ class DeltaSeek(dspy.Module):
             # (A failed call can still bring hits: a cluster with one shard down answers from the others.)
             faults = "; ".join(dict.fromkeys(f"{c.tool}: {c.summary or c.status.value}" for c in pad.executed_calls))
             answer, origin, sources, answerability = f"No answer: every search failed ({faults}).", "evidence", [], "unknown"
+        if origin != "lm" and proposal.prediction is not None:
+            trace_what_was_done(proposal.prediction, {"answer": answer, "answerability": answerability})
         pad.candidate_answer, pad.answerability, pad.answer_origin = answer, answerability, origin
         pad.assumptions = list(dict.fromkeys(pad.assumptions + assumptions))
         return dspy.Prediction(
@@ -410,13 +445,17 @@ class DeltaSeek(dspy.Module):
         """The LM's proposed answer; an LM failure is an empty proposal, never a crash."""
         chars = COMPACT_FACT_CHARS if self.compact() else PROMPT_FACT_CHARS
         facts = [f"[{f.source}] {f.title}: {f.text[:chars]}" for f in self.prompt_facts(pad, 8)]
+        signature = self.synthesize.signature
+        if self.compact():  # the answer alone: caveats and assumptions come from the program's state
+            signature = compact_signature(signature, Synthesize)
         try:
-            out = self.synthesize(question=pad.question, facts=facts, missing=missing)
+            out = self.synthesize(signature=signature, question=pad.question, facts=facts, missing=missing)
         except Exception as exc:
             raise_if_fatal(exc)
             return Proposal("", [f"The synthesis step failed ({type(exc).__name__})."], [], [], None)
-        return Proposal(str(out.answer or "").strip(), clean_items(out.caveats), clean_items(out.assumptions),
-                        [str(x).strip("[] ") for x in out.sources or []], out.answerability)
+        return Proposal(str(out.answer or "").strip(), clean_items(out.get("caveats")), clean_items(out.get("assumptions")),
+                        [str(x).strip("[] ") for x in out.get("sources") or []], out.get("answerability"),
+                        prediction=out)
 
 
 MAX_QUESTION_CHARS = 2000
@@ -432,6 +471,22 @@ def check_question(question: str) -> str:
         raise UsageError(f"the question is {len(question):,} characters long; at most {MAX_QUESTION_CHARS:,} are "
                          "accepted (put documents in a corpus and ask about them)")
     return question
+
+
+def move_outputs(move: Move | None) -> dict:
+    """A move as the step's output fields; None (no call left to make) is synthesis."""
+    if move is None or move.synthesize:
+        return {"next_move": "synthesize", "query": ""}  # a synthesis runs no query: a demo shows none
+    return {"next_move": "search", "tool": move.tool, "query": move.query}
+
+
+def trace_what_was_done(prediction: dspy.Prediction, outputs: dict) -> None:
+    """Rewrite a prediction the guardrails replaced to what the program did instead. DSPy's trace
+    holds this same object, so a bootstrapped demo teaches the move that was run and the answer
+    that was given, never the junk they replaced; the trajectory keeps what the model proposed."""
+    for name, value in outputs.items():
+        if name in prediction:
+            prediction[name] = value
 
 
 def raise_if_fatal(exc: Exception) -> None:

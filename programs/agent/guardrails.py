@@ -206,7 +206,17 @@ def reject_junk_query(query: str, pad: Scratchpad, reserved_names: set[str]) -> 
         copied = " ".join(words)
         if any(copied in normalize_query(f.title + " " + f.text) for f in pad.facts):
             return "the query is a sentence copied from the results, not search terms"
+    known = set(normalize_query(pad.question).split()).union(*(normalize_query(f.text).split() for f in pad.facts))
+    if len([w for w in words if w not in known]) > MAX_INVENTED_WORDS:
+        return "the query is a sentence of the model's own, not search terms"
     return None
+
+
+MAX_INVENTED_WORDS = 8
+"""A query adding more words than this that neither the question nor a fact holds is a sentence the
+model wrote ("The creator of Ruby born in 2010 in the city of London, UK, is a renowned ..."):
+its made-up words outweigh the subject in the ranking. Eight new names still pass (the seven
+companies of an expanded "magnificent 7")."""
 
 
 def uncovered_terms(pad: Scratchpad) -> list[str]:

@@ -101,10 +101,14 @@ class Scratchpad(BaseModel):
         self.facts.extend(fresh)
         return len(fresh)
 
-    def render(self, fact_chars: int = 160, max_facts: int = 6, facts: list[Fact] | None = None) -> str:
+    def render(self, fact_chars: int = 160, max_facts: int = 6, facts: list[Fact] | None = None,
+               brief: bool = False) -> str:
         """A compact view for the LM: it grows with what was learned, not with the number of steps.
-        `facts`: the facts to show (default: the last `max_facts`)."""
-        lines = [f"Interpretation: {self.interpretation or self.question}"]
+        `facts`: the facts to show (default: the last `max_facts`). `brief`: without the lines a
+        small model cannot use (the question restated, the answerability so far)."""
+        lines = []
+        if not brief or self.interpretation not in ("", self.question):
+            lines.append(f"Interpretation: {self.interpretation or self.question}")
         if self.assumptions:
             lines.append("Assumptions: " + "; ".join(self.assumptions))
         lines.append("Facts:" if self.facts else "Facts: none yet")
@@ -116,7 +120,8 @@ class Scratchpad(BaseModel):
             lines += [f"- {c.tool}: \"{c.query}\" -> blocked ({c.blocked_reason})" for c in self.blocked_calls[-3:]]
         if self.uncertainties:
             lines.append("Still unknown: " + "; ".join(self.uncertainties[-2:]))
-        lines.append(f"Answerability so far: {self.answerability}")
+        if not brief:
+            lines.append(f"Answerability so far: {self.answerability}")
         return "\n".join(lines)
 
     def save(self, path: str | os.PathLike) -> None:

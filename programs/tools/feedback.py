@@ -17,12 +17,15 @@ _STATUS_LINES = {
 }
 
 
-def next_steps(result: ToolResult, tried_queries: list[str], alternatives: list[str], strategy: str | None) -> list[str]:
-    """`alternatives`: the healthy tools that have not run this query yet, in the user's order."""
+def next_steps(result: ToolResult, tried_queries: list[str], alternatives: list[str], strategy: str | None,
+               brief: bool = False) -> list[str]:
+    """`alternatives`: the healthy tools that have not run this query yet, in the user's order.
+    `brief`: the refinement step does not list the queries tried (the prompt lists them elsewhere)."""
     switch = [f"Try {t}(query: \"{result.query}\")" for t in alternatives]
     angle = f" (strategy: {strategy})" if strategy else ""
-    refine = f"Search {result.tool} with new terms from another angle{angle}; do not repeat: " + \
-        "; ".join(f"\"{q}\"" for q in tried_queries[-4:])
+    refine = f"Search {result.tool} with new terms from another angle{angle}"
+    if not brief:
+        refine += "; do not repeat: " + "; ".join(f"\"{q}\"" for q in tried_queries[-4:])
     if result.status is ToolStatus.SUCCESS:
         return ["If this answers the question → next_move: synthesize",
                 f"If a detail is missing → {refine}"]
@@ -41,16 +44,15 @@ def next_steps(result: ToolResult, tried_queries: list[str], alternatives: list[
 
 
 def format_observation(result: ToolResult, tried_queries: list[str], alternatives: list[str],
-                       strategy: str | None = None, show_hits: bool = True) -> str:
-    """`show_hits=False` names the passages found without quoting them (for a prompt that shows
-    them elsewhere, such as the scratchpad's facts)."""
+                       strategy: str | None = None, brief: bool = False) -> str:
+    """`brief`: for a prompt that shows the passages found and the queries tried elsewhere (the
+    scratchpad's facts and searches), the observation says what happened and what to do next only."""
     lines = [_STATUS_LINES[result.status].format(tool=result.tool, n=len(result.hits), query=result.query)]
     if result.note:
         lines.append(f"({result.note})")
-    for hit in result.hits:
-        lines.append(f"## [{hit.source}] {hit.title}\n{hit.text[:SNIPPET_CHARS]}" if show_hits else
-                     f"## [{hit.source}] {hit.title}")
-    steps = next_steps(result, tried_queries, alternatives, strategy)
+    if not brief:
+        lines += [f"## [{hit.source}] {hit.title}\n{hit.text[:SNIPPET_CHARS]}" for hit in result.hits]
+    steps = next_steps(result, tried_queries, alternatives, strategy, brief)
     heading = "ALTERNATIVES:" if result.status.failed else "NEXT STEPS:"
     lines.append(heading + "\n" + "\n".join(f"- {s}" for s in steps))
     return "\n".join(lines)
