@@ -47,8 +47,10 @@ class DiversifyQuery(dspy.Signature):
     Follow the strategy: direct (the question's own key terms), broader (the general topic),
     narrower (one specific aspect), synonyms (other words for the same thing), entity-focused
     (one named entity alone), temporal (add the period or a recent year), proxies (indirect
-    signals such as statistics, stars, downloads, case studies). Use at least three words that
-    no tried query used. Build on the facts found: look for what they do not say yet."""
+    signals such as statistics, stars, downloads, case studies), bridge (the entity the facts
+    found for what the question only describes, such as the association that published a
+    journal, with the question's other terms). Use at least three words that no tried query
+    used. Build on the facts found: look for what they do not say yet."""
 
     question: str = dspy.InputField()
     tried_queries: list[str] = dspy.InputField(desc="every query already run")
