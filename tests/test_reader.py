@@ -178,3 +178,13 @@ def test_a_copied_stretch_of_a_fact_is_a_quote_not_an_answer():
     pad = pad_of("Who designed Tern?", "tern")
     assert guard.quotes_a_fact("Tern is an optimizing compiler for the Kestrel language.", pad)
     assert not guard.quotes_a_fact("Ada Quill designed it.", pad)
+
+
+def test_a_number_that_belongs_to_a_name_is_no_figure():
+    from deltaseek.programs.agent.reader import candidate_spans
+
+    spans = lambda text: [span for span, _ in candidate_spans(text, "number")]
+    assert spans("Together they account for a large share of the S&P 500 index's market value.") == []
+    assert spans("The release of Python 3.0 came with 500,000 projects on PyPI.") == ["500,000 projects"]
+    assert spans("About 500 people live there.") == ["500 people"]
+    assert spans("It had roughly 80,000 stars.") == ["80,000 stars"]
