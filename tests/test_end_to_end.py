@@ -9,20 +9,34 @@ from deltaseek.cli import main
 
 
 
+# What issue 8 asks of each seed case on the embedded default: words the answer holds, the
+# answerabilities allowed, and a word an assumption must hold (how "magnificent 7" was read).
+SEED_CASES = {
+    SEED_QUESTIONS[0]: (["Tressel"], {"direct"}, None),
+    SEED_QUESTIONS[1]: (["Matsumoto", "Osaka"], {"direct"}, None),
+    SEED_QUESTIONS[2]: (["620 Eighth Avenue"], {"direct"}, None),
+    SEED_QUESTIONS[3]: (["No information found"], {"unlikely"}, None),
+    SEED_QUESTIONS[4]: (["stars"], {"proxy_only", "unlikely"}, "Magnificent Seven"),
+}
+
+
 @pytest.mark.embedded
 @pytest.mark.parametrize("question", SEED_QUESTIONS)
-def test_every_seed_question_gets_an_answer_on_the_embedded_model(capsys, question):
+def test_every_seed_question_gets_its_answer_on_the_embedded_model(capsys, question):
     code = main(["ask", question, "--json"])
     out, err = capsys.readouterr()
     assert code == 0, err
     record = json.loads(out)
-    assert record["answer"].strip()
-    assert record["answerability"] in {"direct", "proxy_only", "unlikely"}
+    words, answerabilities, assumed = SEED_CASES[question]
+    assert all(word in record["answer"] for word in words), record["answer"]
+    assert record["answerability"] in answerabilities
+    if assumed:
+        assert any(assumed in a for a in record["assumptions"]), record["assumptions"]
     executed = [c for c in record["tool_calls"] if c["executed"]]
     assert 1 <= len(executed) <= 8
     queries = [(c["tool"], c["args"]["query"].lower()) for c in executed]
     assert len(queries) == len(set(queries))  # no call ran twice
-    assert record["lm_calls"] >= 2 and record["tokens"] > 0
+    assert 1 <= record["lm_calls"] <= record["steps"] + 1 and record["tokens"] > 0
 
 
 @pytest.mark.embedded
@@ -39,7 +53,7 @@ def test_prefix_reuse_changes_no_answer_and_no_trajectory(bundled_index):
 
     def ask_all():
         records = []
-        for question in SEED_QUESTIONS[:2]:
+        for question in (SEED_QUESTIONS[0], SEED_QUESTIONS[4]):  # the second asks both signatures
             with dspy.context(lm=lm, adapter=adapter_for(lm)):
                 record = run_question(DeltaSeek([LocalCorpusSearch(bundled_index)]), question)
             records.append(json.dumps({k: v for k, v in record.items() if k != "seconds"}, sort_keys=True))
