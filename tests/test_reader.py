@@ -186,5 +186,7 @@ def test_a_number_that_belongs_to_a_name_is_no_figure():
     spans = lambda text: [span for span, _ in candidate_spans(text, "number")]
     assert spans("Together they account for a large share of the S&P 500 index's market value.") == []
     assert spans("The release of Python 3.0 came with 500,000 projects on PyPI.") == ["500,000 projects"]
+    assert spans("Python 3.0 was released in December 2008.") == []
     assert spans("About 500 people live there.") == ["500 people"]
+    assert spans("Roughly 500 people live there.") == ["500 people"]
     assert spans("It had roughly 80,000 stars.") == ["80,000 stars"]

@@ -28,10 +28,19 @@ _ADDRESS = re.compile(rf"\b\d{{1,5}}(?:[-–]\d{{1,5}})? (?:[A-Z0-9][\w'.-]* ){{
 # Capitalized words, with the small words names carry inside them ("Guido van Rossum").
 _NAME = re.compile(r"\b[A-Z][\w'’.-]*(?:\s+(?:(?:van|von|de|der|da|del|di|le|bin)\s+)?[A-Z][\w'’.-]*)*")
 _QUOTED = re.compile(r"\s*[\"“”][^\"“”]{1,30}[\"“”]\s*")
-_IN_A_NAME = re.compile(r"(?<=\S)\s+(?:[A-Z][\w.+-]*|\w+&\w+)\s$|^\w+&\w+\s$")
-"""What stands before a number that belongs to a name, not a figure: a capitalized word inside the
-sentence ("Python 3.0", "the Boeing 747") or one joined by "&" ("S&P 500"); a sentence's first
-word ("About 500 ...") is not a name."""
+_NAME_BEFORE_NUMBER = re.compile(r"(?:^|\s)([A-Z][\w.+-]*|\w+&\w+)\s$")
+_QUANTITY_WORDS = frozenset("nearly around almost roughly approximately less exactly circa since top".split())
+
+
+def in_a_name(before: str) -> bool:
+    """Whether a number standing after `before` belongs to a name, not a figure: a capitalized
+    word ("Python 3.0", "the Boeing 747") or one joined by "&" ("S&P 500") stands right before
+    it; a sentence's opening word that only qualifies an amount ("About 500 people") does not."""
+    match = _NAME_BEFORE_NUMBER.search(before)
+    if not match:
+        return False
+    word = match.group(1).lower()
+    return "&" in word or word not in stopwords() and word not in _QUANTITY_WORDS
 _PLACE_CUE = re.compile(r"\b(?:in|at|from|near|to)(?:\s+(?:the\s+)?(?:north|south|east|west|central)[a-z]*)?\s*$")
 """What stands before a place: "in Osaka", "in southern Zimbabwe", "in the central Hiran region"."""
 _PRONOUN = re.compile(r"\b(?:he|she|they|it|his|her|its)\b", re.I)
@@ -116,7 +125,7 @@ def candidate_spans(sentence: str, kind: AnswerType) -> list[tuple[str, int]]:
     if kind == "number":
         spans = []
         for m in _NUMBER.finditer(sentence):
-            if _DATE.fullmatch(m.group(0)) or _IN_A_NAME.search(sentence[:m.start()]):
+            if _DATE.fullmatch(m.group(0)) or in_a_name(sentence[:m.start()]):
                 continue
             # "140,000 stars": the noun after a figure says what it counts
             unit = re.match(r"\s+(?:of\s+)?([a-z][\w-]*)", sentence[m.end():])
