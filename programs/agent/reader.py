@@ -30,17 +30,7 @@ _NAME = re.compile(r"\b[A-Z][\w'’.-]*(?:\s+(?:(?:van|von|de|der|da|del|di|le|b
 _QUOTED = re.compile(r"\s*[\"“”][^\"“”]{1,30}[\"“”]\s*")
 _NAME_BEFORE_NUMBER = re.compile(r"(?:^|\s)([A-Z][\w.+-]*|\w+&\w+)\s$")
 _QUANTITY_WORDS = frozenset("nearly around almost roughly approximately less exactly circa since top".split())
-
-
-def in_a_name(before: str) -> bool:
-    """Whether a number standing after `before` belongs to a name, not a figure: a capitalized
-    word ("Python 3.0", "the Boeing 747") or one joined by "&" ("S&P 500") stands right before
-    it; a sentence's opening word that only qualifies an amount ("About 500 people") does not."""
-    match = _NAME_BEFORE_NUMBER.search(before)
-    if not match:
-        return False
-    word = match.group(1).lower()
-    return "&" in word or word not in stopwords() and word not in _QUANTITY_WORDS
+"""Words that open a sentence before an amount ("Roughly 500 ...") without naming anything."""
 _PLACE_CUE = re.compile(r"\b(?:in|at|from|near|to)(?:\s+(?:the\s+)?(?:north|south|east|west|central)[a-z]*)?\s*$")
 """What stands before a place: "in Osaka", "in southern Zimbabwe", "in the central Hiran region"."""
 _PRONOUN = re.compile(r"\b(?:he|she|they|it|his|her|its)\b", re.I)
@@ -114,6 +104,17 @@ class Extracted:
     source: str
     kind: AnswerType
     score: float
+
+
+def in_a_name(before: str) -> bool:
+    """Whether a number standing after `before` belongs to a name, not a figure: a capitalized
+    word ("Python 3.0", "the Boeing 747") or one joined by "&" ("S&P 500") stands right before
+    it; a sentence's opening word that only qualifies an amount ("About 500 people") does not."""
+    match = _NAME_BEFORE_NUMBER.search(before)
+    if not match:
+        return False
+    word = match.group(1).lower()
+    return "&" in word or word not in stopwords() and word not in _QUANTITY_WORDS
 
 
 def candidate_spans(sentence: str, kind: AnswerType) -> list[tuple[str, int]]:
