@@ -205,17 +205,21 @@ class DeltaSeek(dspy.Module):
             return "unknown"  # proxies so far, the LM does not agree, and a lead is open: follow it first
         return reading.answerability
 
-    @staticmethod
-    def lm_helps(setting: bool | None) -> bool:
+    def profile(self) -> str:
+        """`small` or `capable` (AgentSettings.profile): the one place where the two kinds of
+        model are told apart; by default the embedded model is small and any other capable."""
+        return self.settings.profile or ("small" if is_embedded(dspy.settings.lm) else "capable")
+
+    def lm_helps(self, setting: bool | None) -> bool:
         """A helper call (task kind, another angle) goes to the LM when the setting says so; by
-        default to every LM but the embedded 135M model, whose replies to both were measured
-        junk that the heuristics replaced anyway (issue 9: no LM call whose result goes unused)."""
-        return setting if setting is not None else not is_embedded(dspy.settings.lm)
+        default for the capable profile: the 135M model's replies to both were measured junk
+        that the heuristics replaced anyway (issue 9: no LM call whose result goes unused)."""
+        return setting if setting is not None else self.profile() == "capable"
 
     def compact(self) -> bool:
-        """Compact prompts: by default for the embedded model, whose seconds are its prompt tokens."""
+        """Compact prompts and calls: by default for the small profile, whose seconds are its prompt tokens."""
         setting = self.settings.compact_prompts
-        return setting if setting is not None else is_embedded(dspy.settings.lm)
+        return setting if setting is not None else self.profile() == "small"
 
     def evidence_answers(self, pad: Scratchpad) -> bool:
         """With compact prompts, a typed answer in the facts, with every term of the question

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Literal
+
 from pydantic import BaseModel, Field
 
 from deltaseek.signatures import TaskKind
@@ -9,6 +11,11 @@ from deltaseek.signatures import TaskKind
 STRATEGIES = ("direct", "broader", "narrower", "synonyms", "entity-focused", "temporal", "proxies", "bridge")
 """The angles a new query can take (seed 001's diversification strategies; `bridge`, a multi-hop
 question's next hop through the entity the first one found)."""
+
+
+Profile = Literal["small", "capable"]
+"""`small`: a model whose replies are rarely usable beyond a query (the embedded 135M); `capable`:
+a model whose answers are used as written unless a check names what is wrong with them."""
 
 
 class AgentSettings(BaseModel):
@@ -23,13 +30,18 @@ class AgentSettings(BaseModel):
     relevance_drop: float = Field(0.5, gt=0, lt=1, description="A top score below this share of the best so far is a drop in relevance.")
     max_lm_failures: int = Field(3, ge=1, description="This many unusable LM replies in a row stop the search.")
     budgets_from_task_kind: bool = Field(True, description="Let the task kind set soft/hard budgets (seed 004).")
+    profile: Profile | None = Field(None, description="How much the program leans on the model: `small` (compact "
+                                    "prompts and calls, no helper calls, the evidence decides where it can) or "
+                                    "`capable` (full prompts, every call asked); None: small for the embedded "
+                                    "model, capable for any other. The three settings below override one part each.")
     classify_with_lm: bool | None = Field(None, description="Ask the LM for the task kind when no rule of the "
-                                          "heuristic matches; None: yes, unless the LM is the embedded model.")
+                                          "heuristic matches; None: yes for the capable profile.")
     diversify_with_lm: bool | None = Field(None, description="Ask the LM for another angle on a blocked query "
-                                           "before the program's own; None: yes, unless the LM is the embedded model.")
+                                           "before the program's own; None: yes for the capable profile.")
     compact_prompts: bool | None = Field(None, description="Show the LM only the facts most relevant to the question, "
-                                         "shorter, and tool observations without the passages the scratchpad already "
-                                         "holds; None: yes for the embedded model, whose speed is its prompt length.")
+                                         "shorter, tool observations without the passages the scratchpad already "
+                                         "holds, and ask only for the outputs the loop uses; None: yes for the small "
+                                         "profile, whose speed is its prompt length.")
 
 
 # Budgets and the order of search strategies for each kind of task (seed 004: the kind sets
