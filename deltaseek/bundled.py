@@ -21,8 +21,11 @@ SEED_QUESTIONS = (
 )
 """The five cases the seeds name, asked by the benchmark and the end-to-end tests."""
 
-CORPUS_NAMES = ("seed", "musique")
+CORPUS_NAMES = ("seed", "musique", "squad2")
 """The bundled corpora, by the name a labeled row's `corpus` field uses."""
+DEFAULT_CORPORA = ("seed", "musique")
+"""The corpora searched when none is given. SQuAD 2.0's paragraphs are searched only for its own
+questions: ten articles' worth of New York City would crowd out the seed questions' passages."""
 
 
 def _real_path(resource: Traversable) -> Path:
@@ -46,12 +49,13 @@ def corpus_path(name: str) -> Path:
 
 
 def bundled_corpora() -> tuple[Path, ...]:
-    """Every bundled corpus, searched together by default."""
-    return tuple(corpus_path(name) for name in CORPUS_NAMES)
+    """The bundled corpora searched together by default (`DEFAULT_CORPORA`)."""
+    return tuple(corpus_path(name) for name in DEFAULT_CORPORA)
 
 
 def labeled_set(name: str) -> Path:
-    """A bundled labeled set: `seed_set` (50 questions with splits) or `musique` (100 questions)."""
+    """A bundled labeled set: `seed_set` (50 questions with splits), `musique` (100 questions) or
+    `squad2` (SQuAD 2.0 train questions, a third unanswerable)."""
     return datasets_dir() / f"{name}.jsonl"
 
 

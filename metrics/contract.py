@@ -95,6 +95,8 @@ ABSTENTION_PATTERNS = [re.compile(p, re.IGNORECASE) for p in (
     r"\bnot (be )?(found|determined|known)\b",
     r"\b(unknown|unanswerable)\b",
     r"\binsufficient (information|data|evidence)\b",
+    r"\b(do|does|did)(n['\u2019]t| not) (say|state|mention|give|tell|specify)\b",
+    r"\bnot (stated|mentioned|given|specified|said)\b",
 )]
 
 

@@ -23,6 +23,8 @@ import dspy
 from dspy.utils.usage_tracker import track_usage
 
 from deltaseek.metrics import answerability_accuracy, exact_match, token_f1
+from deltaseek.metrics.answers import normalize_answer
+from deltaseek.metrics.contract import abstains
 from deltaseek.programs.agent import AgentSettings, DeltaSeek
 from deltaseek.programs.agent.run import usage_totals
 from deltaseek.programs.lm import adapter_for, is_embedded
@@ -47,6 +49,9 @@ class LoggedTool(SearchTool):
     def search(self, query: str, **kwargs) -> ToolResult:
         self.log.append((self.name, query))
         return self.tool.search(query, **kwargs)
+
+    def names(self, term: str) -> bool | None:
+        return self.tool.names(term)
 
 
 def as_function(tool: LoggedTool) -> Callable[[str], str]:
@@ -77,6 +82,8 @@ class Run:
     """(calls that followed a feedback suggestion, calls that had a suggestion before them)"""
     echoes: tuple[int, int] = (0, 0)
     """(outputs that are echoes, outputs checked)"""
+    facts_text: str = ""
+    """What the program read (deltaseek's facts), to tell whether the gold answer was in reach."""
 
     @property
     def duplicates(self) -> int:
@@ -134,6 +141,7 @@ def run_one(name: str, program: dspy.Module, question: str, log: list, budget: i
         run.hit_budget = pred.stop_reason == "hard_budget"
         run.followed = followed_feedback(pred)
         outputs += list(pred.caveats) + list(pred.assumptions)
+        run.facts_text = " ".join(f"{f.title} {f.text}" for f in pred.scratchpad.facts)
     else:
         reason = getattr(pred, "termination_reason", None)
         run.hit_budget = reason == "max_iters" if reason else len(run.executed) >= budget
@@ -149,6 +157,9 @@ class Row:
 
     def summary(self) -> dict[str, float | int | None]:
         runs, n = self.runs, max(len(self.runs), 1)
+        answerable = [s for s in self.scores if s["answerable"]]
+        in_reach = [s for s in answerable if s["gold_in_facts"]]
+        unanswerable = [s for s in self.scores if not s["answerable"]]
         followed = [r.followed for r in runs]
         echoes = [r.echoes for r in runs]
         asked = sum(a for _, a in followed)
@@ -167,7 +178,26 @@ class Row:
             "seconds_median": statistics.median(r.seconds for r in runs) if runs else 0.0,
             "followed_feedback": sum(f for f, _ in followed) / asked if asked else None,
             "echo_rate": sum(e for e, _ in echoes) / max(sum(t for _, t in echoes), 1),
+            # both sides of the guards: right answers and honest abstentions shown, junk not shown
+            "gold_shown": share(s["exact_match"] for s in answerable),
+            "gold_shown_in_reach": share(s["exact_match"] for s in in_reach),
+            "in_reach": len(in_reach),
+            "abstained_unanswerable": share(s["abstained"] for s in unanswerable),
+            "false_abstention": share(s["abstained"] for s in answerable),
         }
+
+
+def share(values) -> float | None:
+    """The mean of 0/1 values, None for none (a column with nothing to count says so)."""
+    values = list(values)
+    return statistics.fmean(values) if values else None
+
+
+def gold_in(example: dspy.Example, text: str) -> bool:
+    """Whether the gold answer (or an alias) stands in the text, compared as normalized words."""
+    said = f" {normalize_answer(text)} "
+    golds = [example.get("answer") or "", *(example.get("aliases") or [])]
+    return any(g.strip() and f" {normalize_answer(g)} " in said for g in golds)
 
 
 def build_programs(tools: list[SearchTool], budget: int, log: list, compiled_path: str | None = None
@@ -201,9 +231,13 @@ def compare(examples: list[dspy.Example], tools: list[SearchTool], lm: dspy.Base
             rows[name].runs.append(run)
             prediction = {"answer": run.answer if not run.raised else None, "answerability": run.answerability,
                           "tool_calls": []}
+            answerable = example.get("answerability") != "unlikely"
             rows[name].scores.append({"exact_match": exact_match(example, prediction),
                                       "token_f1": token_f1(example, prediction),
-                                      "answerability": answerability_accuracy(example, prediction)})
+                                      "answerability": answerability_accuracy(example, prediction),
+                                      "answerable": answerable,
+                                      "gold_in_facts": answerable and gold_in(example, run.facts_text),
+                                      "abstained": float(not run.raised and abstains(prediction))})
         if progress:
             progress()
     return list(rows.values())
@@ -212,7 +246,9 @@ def compare(examples: list[dspy.Example], tools: list[SearchTool], lm: dspy.Base
 COLUMNS = [("answered", "{:.0%}"), ("exact_match", "{:.3f}"), ("token_f1", "{:.3f}"), ("answerability_accuracy", "{:.3f}"),
            ("tool_calls_mean", "{:.1f}"), ("tool_calls_max", "{}"), ("duplicate_executions", "{}"),
            ("hit_budget", "{}"), ("raised", "{}"), ("lm_calls_mean", "{:.1f}"), ("tokens_mean", "{:.0f}"),
-           ("seconds_median", "{:.1f}"), ("followed_feedback", "{:.0%}"), ("echo_rate", "{:.0%}")]
+           ("seconds_median", "{:.1f}"), ("followed_feedback", "{:.0%}"), ("echo_rate", "{:.0%}"),
+           ("gold_shown", "{:.0%}"), ("gold_shown_in_reach", "{:.0%}"), ("in_reach", "{}"),
+           ("abstained_unanswerable", "{:.0%}"), ("false_abstention", "{:.0%}")]
 
 
 def format_table(rows: list[Row]) -> str:

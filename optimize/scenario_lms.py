@@ -6,6 +6,10 @@
 - `EchoEngine`: answers every field with junk that parses (the field's own name, a number, the
   first allowed value), as the 135M model does at its worst: every query and answer the program
   then uses is its own, so the run measures the code floor.
+- `OracleEngine`: a capable model that knows each labeled question's answer: it searches with
+  the question, then answers with the labeled answer, or says that the passages do not say and
+  marks the question `unlikely` where the label is unanswerable. It measures the other side of
+  the guards: how often a right answer and an honest abstention reach the user untouched.
 
 All implement DSPy 3.4's engine contract (`complete(Request) -> Response`), so they run behind
 `dspy.LM(engine=...)` with DSPy's usage accounting, like the embedded model.
@@ -114,11 +118,61 @@ class EchoEngine(StubbornEngine):
         return field
 
 
-SCENARIOS = {"stubborn": StubbornEngine, "garbage": lambda _tool: GarbageEngine(), "echo": EchoEngine}
-"""The scripted engines by scenario name, each built from the first tool's name."""
+ABSTENTION = "The passages do not say."
+"""What the oracle answers where the label says the question cannot be answered."""
+_QUESTION_FIELD = re.compile(r"\[\[ ## question ## \]\]\s*\n(.*?)(?:\n\s*\n|\n\[\[ ## |$)", re.S)
 
 
-def scenario_lm(name: str, tool_name: str) -> dspy.LM:
-    """The LM of a scripted scenario: "stubborn", "garbage" or "echo"."""
-    engine = SCENARIOS[name](tool_name)
+class OracleEngine(StubbornEngine):
+    """A capable model that knows the labels: step one searches with the question, the next
+    step asks to synthesize, and the synthesis answers with the labeled answer (or `ABSTENTION`
+    and `unlikely`). Its replies are in whatever format the adapter asked for (DSPy's chat
+    format by default), as a capable model's are. `labels` maps a question to (answer, answerability)."""
+
+    def __init__(self, tool_name: str, labels: dict[str, tuple[str, str]]):
+        super().__init__(tool_name=tool_name)
+        self.labels = labels
+        self.question = ""
+        self.searched = False
+
+    def value_for(self, field: str, schema: dict | None = None) -> Any:
+        answer, label = self.labels.get(self.question, ("", "direct"))
+        unanswerable = label == "unlikely" or not answer
+        values = {
+            "query": self.question, "tool": self.tool_name, "next_tool_name": "finish" if self.searched else self.tool_name,
+            "next_tool_args": {} if self.searched else {"query": self.question},
+            "next_move": "synthesize" if self.searched else "search",
+            "answer": ABSTENTION if unanswerable else answer,
+            "answerability": "unlikely" if unanswerable else label,
+            "kind": "lookup", "reason": "The facts were read.", "next_thought": "Search, then answer.",
+            "reasoning": "The facts were read.",
+        }
+        if field in values:
+            return values[field]
+        return [] if (schema or {}).get("type") == "array" or field in ("caveats", "assumptions", "sources",
+                                                                         "new_evidence", "uncertain") else ""
+
+    def complete(self, request: lm15.Request) -> lm15.Response:
+        text = prompt_text(request)
+        asked = _QUESTION_FIELD.findall(text)
+        self.question = asked[-1].strip() if asked else ""
+        # a search already run (or ReAct's first observation) is in the prompt: answer now
+        self.searched = "Searches already run" in text or "[[ ## observation_0 ## ]]" in text
+        return super().complete(request)
+
+
+SCENARIOS = {"stubborn": StubbornEngine, "garbage": lambda _tool: GarbageEngine(), "echo": EchoEngine,
+             "oracle": OracleEngine}
+"""The scripted engines by scenario name, each built from the first tool's name (the oracle also
+from the labeled examples)."""
+
+
+def scenario_lm(name: str, tool_name: str, examples: list | None = None) -> dspy.LM:
+    """The LM of a scripted scenario: "stubborn", "garbage", "echo" or "oracle" (which needs the
+    labeled `examples` whose answers it gives)."""
+    if name == "oracle":
+        labels = {ex.question: (ex.get("answer") or "", ex.get("answerability") or "direct") for ex in examples or []}
+        engine = OracleEngine(tool_name, labels)
+    else:
+        engine = SCENARIOS[name](tool_name)
     return dspy.LM(f"scenario/{name}", engine=engine, cache=False, num_retries=0)

@@ -25,8 +25,9 @@ from pydantic import BaseModel, ConfigDict, StrictInt, StrictStr, ValidationErro
 
 from deltaseek.bundled import bundled_corpora
 from deltaseek.errors import CorpusError
+from deltaseek.programs.text import fold_accents
 
-INDEX_FORMAT = 1
+INDEX_FORMAT = 2
 MAX_LINE_BYTES = 1_000_000
 """A corpus or dataset line longer than this is rejected (with its file and line), not read."""
 
@@ -144,9 +145,10 @@ def read_corpus(path: str | os.PathLike, seen_ids: dict[str, str] | None = None)
 
 
 def tokenize(texts: list[str]) -> list[list[str]]:
+    """BM25 terms, accents folded: a query for "Beyonce" finds the passages that say "Beyoncé"."""
     import bm25s
 
-    return bm25s.tokenize(texts, stopwords="en", return_ids=False, show_progress=False)
+    return bm25s.tokenize([fold_accents(t) for t in texts], stopwords="en", return_ids=False, show_progress=False)
 
 
 def corpus_fingerprint(paths: list[Path]) -> str:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import functools
 import re
+import unicodedata
 
 _WORD = re.compile(r"[\w.]+")
 QUESTION_WORDS = frozenset("who whom whose what when where which why how is are was were do does did".split())
@@ -33,9 +34,17 @@ def words(text: str) -> list[str]:
     return _WORD.findall(_SCRIPT_CHANGE.sub(" ", text))
 
 
+def fold_accents(text: str) -> str:
+    """Letters without their accents: "Beyoncé" and "Beyonce", "Aschenbrödel" and "Aschenbrodel"
+    are the same word to a reader, so they are to every check and to the index."""
+    if text.isascii():
+        return text
+    return "".join(c for c in unicodedata.normalize("NFKD", text) if not unicodedata.combining(c))
+
+
 def normalize_query(query: str) -> str:
-    """Lower-case words with punctuation and extra spaces dropped: the identity of a query."""
-    return " ".join(words(query.lower()))
+    """Lower-case words without accents, punctuation and extra spaces: the identity of a query."""
+    return " ".join(words(fold_accents(query.lower())))
 
 
 def meaningful_tokens(text: str) -> set[str]:

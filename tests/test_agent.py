@@ -132,8 +132,8 @@ def test_a_failed_tool_is_not_called_again_even_when_the_lm_insists(bundled_inde
     pred = run(engine, [web, LocalCorpusSearch(bundled_index)], "Where was the creator of Ruby born?", use_lm)
     calls = executed(pred)
     assert web.calls == 1
-    assert [c["tool"] for c in calls] == ["web_search", "search_corpus"]
-    assert calls[1]["origin"] == "rerouted"
+    assert [c["tool"] for c in calls[:2]] == ["web_search", "search_corpus"]
+    assert calls[1]["origin"] == "rerouted" and all(c["tool"] == "search_corpus" for c in calls[1:])
 
 
 @pytest.mark.parametrize("reply", [
@@ -161,10 +161,13 @@ def test_an_unusable_lm_still_yields_an_answer_with_the_reason(bundled_index, us
         engine = ScriptedEngine(default=RuntimeError("the model server fell over"))
     pred = run(engine, [LocalCorpusSearch(bundled_index)], "Who is the lieutenant governor of Ohio?", use_lm)
     assert pred.stop_reason == "lm_error"
-    assert pred.answer.strip()
-    assert len(executed(pred)) == 1  # tool first: one search ran even though no step was usable
     assert any("could not be used" in c for c in pred.caveats)
-    assert pred.steps == 3  # max_lm_failures
+    # After max_lm_failures unusable replies the program goes on alone (issue 20): its own
+    # queries, then the reader's answer; an unusable model is never reported as "unlikely".
+    calls = executed(pred)
+    assert calls and all(c["origin"] in ("program", "tool_first") for c in calls)
+    assert "Tressel" in pred.answer and pred.answerability == "direct"
+    assert pred.scratchpad.steps[2].note.endswith("the program goes on with its own moves")
 
 
 @pytest.mark.parametrize("hard_budget", [1, 2, 5, 8])

@@ -93,12 +93,10 @@ def test_search_exhaustion_after_three_searches_adding_nothing():
 
 
 def test_answerability_stops_search_only_once_evidence_exists():
-    pad = pad_with()
-    pad.answerability = "unlikely"
-    assert not guard.answerability_stops_search(pad)
-    pad = pad_with(("s", "a", ToolStatus.NO_RESULTS, 0, 0))
-    pad.answerability = "proxy_only"
-    assert guard.answerability_stops_search(pad)
+    assert not guard.answerability_stops_search(pad_with(), "unlikely")
+    searched = pad_with(("s", "a", ToolStatus.NO_RESULTS, 0, 0))
+    assert guard.answerability_stops_search(searched, "proxy_only")
+    assert not guard.answerability_stops_search(searched, "direct")
 
 
 def test_strategies_are_used_in_the_task_kind_order_without_repeats():
@@ -116,13 +114,11 @@ def test_every_task_profile_orders_all_strategies():
         assert soft < hard and sorted(order) == sorted(STRATEGIES)
 
 
-def test_settle_answerability_never_calls_a_sourceless_answer_direct():
-    pad = pad_with()
-    assert guard.settle_answerability(pad, "direct") == "unlikely"
-    pad.facts.append(Fact(source="x", title="t", text="Jim Tressel, lieutenant governor of Ohio", step=1))
-    assert guard.settle_answerability(pad, "direct") == "direct"
-    pad.answerability = "proxy_only"
-    assert guard.settle_answerability(pad, "direct") == "proxy_only"
+def test_a_question_s_opening_word_is_never_a_subject():
+    assert guard.question_subjects("Were Ann Holt and Bo Sim of the same nationality?") == ["Ann", "Holt", "Bo", "Sim"]
+    assert guard.question_subjects("Describe the Vey bridge.") == ["Vey"]
+    assert guard.question_subjects("Qui a créé le langage Ruby ?") == ["Ruby"]
+    assert guard.question_subjects("Yukihiro Matsumoto was born where?") == ["Yukihiro", "Matsumoto"]
 
 
 def test_grounded_answers_share_terms_with_the_facts():
@@ -237,8 +233,15 @@ def test_clean_items_drops_padding():
 def test_subjects_missing_from_facts_catches_evidence_about_something_else():
     pad = pad_with(question="What is the population of Xyzzyville?")
     pad.facts.append(Fact(source="r", title="Ruovesi", text="The municipality has a population of 4,500.", step=1))
+    pad.subject_presence = {"Xyzzyville": False}  # the tool's collection names it nowhere
     assert guard.subjects_missing_from_facts(pad) == ["Xyzzyville"]
-    assert guard.settle_answerability(pad, "direct") == "unlikely"
+    pad.subject_presence = {"Xyzzyville": True}  # it does: the passages read so far are about something else
+    assert guard.subjects_missing_from_facts(pad) == []
+    pad.subject_presence = {"Xyzzyville": None}  # no tool can tell: missing once a search named it
+    assert guard.subjects_missing_from_facts(pad) == []
+    pad.tool_calls.append(ToolCall(step=1, tool="web", args={"query": "Xyzzyville population"},
+                                   status=ToolStatus.NO_RESULTS, executed=True))
+    assert guard.subjects_missing_from_facts(pad) == ["Xyzzyville"]
     pad = pad_with(question="Who is the lieutenant governor of Ohio?")
     pad.facts.append(Fact(source="o", title="Lieutenant Governor of Ohio", text="The office ...", step=1))
     assert guard.subjects_missing_from_facts(pad) == []

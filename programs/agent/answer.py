@@ -1,8 +1,10 @@
-"""The final answer: the LM's proposal, checked against the program's own reading of the evidence.
+"""The final answer: the model's, unless a check names what is wrong with it; else the program's own.
 
-The LM's answer is kept only if it is grounded in a fact and holds a span of the type the question
-asks for; otherwise the reader's extracted span, else the related figures, else the best evidence.
-Answerability comes from the evidence; the caveats from the program's own state.
+The model's answer is used as written when `checks.answer_failure` finds nothing wrong; its
+answerability claim is then the final label. Otherwise the program answers from its reading of
+the evidence: the reader's confident span, else the related figures, else what was found and
+that the exact answer was not (`unlikely`, or `unknown` when nothing could be searched or the
+model could not be used). The caveats say which happened and why.
 """
 
 from __future__ import annotations
@@ -10,17 +12,17 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from deltaseek.programs.agent import guardrails as guard
-from deltaseek.programs.agent.evidence import Reading, answer_fits_question, extracted_answer, proxy_answer
-from deltaseek.programs.agent.fallbacks import best_effort_answer, best_effort_fact
+from deltaseek.programs.agent.checks import is_abstention
+from deltaseek.programs.agent.evidence import Reading, extracted_answer, proxy_answer
+from deltaseek.programs.agent.fallbacks import best_effort_fact
 from deltaseek.programs.agent.scratchpad import Scratchpad
-from deltaseek.signatures import StopReason
+from deltaseek.signatures import ANSWERABILITY, StopReason
 from deltaseek.signatures import guidance as text
 
 
 @dataclass
 class Proposal:
-    """What the synthesis step proposed, before the guardrails dispose of it."""
+    """What the synthesis step proposed, before the checks."""
     answer: str
     caveats: list[str]
     assumptions: list[str]
@@ -32,51 +34,71 @@ class Proposal:
     """The synthesis predictor's own output (DSPy's trace holds it), when the model was asked."""
 
 
-def choose_answer(pad: Scratchpad, proposal: Proposal, reading: Reading) -> tuple[str, str, list[str]]:
-    """The LM's answer if it is grounded in a fact and fits the question's type; else the span
-    the reader extracted (with its sentence's fact as the source); else the best evidence."""
+@dataclass
+class FinalAnswer:
+    text: str
+    origin: str
+    """lm, extracted or evidence (see `Scratchpad.answer_origin`)."""
+    sources: list[str]
+    answerability: str
+    replaced_because: str | None = None
+
+
+def model_answer(pad: Scratchpad, proposal: Proposal) -> FinalAnswer:
+    """The model's answer as written, its sources those of the facts it names, its label its own
+    claim: an abstention is `unlikely` (or `proxy_only` when the model says proxies answer it)."""
     known = {f.source for f in pad.facts}
-    copied = reading.spans and guard.quotes_a_fact(proposal.answer, pad)  # a quote when a typed span exists
-    if (proposal.answer and pad.facts and guard.answer_is_grounded(proposal.answer, pad) and not copied
-            and answer_fits_question(proposal.answer, pad.question)):
-        return proposal.answer, "lm", [s for s in proposal.sources if s in known] or [f.source for f in pad.facts[:3]]
+    sources = [s for s in proposal.sources if s in known] or [f.source for f in pad.facts[:3]]
+    claimed = proposal.answerability if proposal.answerability in ANSWERABILITY else None
+    if is_abstention(proposal.answer):
+        label = "proxy_only" if claimed == "proxy_only" else "unlikely"
+        return FinalAnswer(proposal.answer, "lm", [], label)
+    return FinalAnswer(proposal.answer, "lm", sources, claimed or "direct")
+
+
+def program_answer(pad: Scratchpad, reading: Reading, could_search: bool = True) -> FinalAnswer:
+    """The program's own answer: the reader's confident span, else the related figures, else what
+    was found and that the exact answer was not. That last is `unlikely` when the search could run
+    and the model could be used; `unknown` otherwise, since then nothing shows the answer is missing."""
     if reading.spans:
-        return extracted_answer(reading), "extracted", list(dict.fromkeys(e.source for e in reading.spans))
+        return FinalAnswer(extracted_answer(reading), "extracted",
+                           list(dict.fromkeys(e.source for e in reading.spans)), reading.answerability)
     if reading.proxies:
         titles = {f.source: f.title for f in pad.facts}
-        return (proxy_answer(pad.question, reading, titles), "extracted",
-                list(dict.fromkeys(e.source for e in reading.proxies)))
+        return FinalAnswer(proxy_answer(pad.question, reading, titles), "extracted",
+                           list(dict.fromkeys(e.source for e in reading.proxies)), "proxy_only")
+    label = "unlikely" if could_search and not pad.model_unusable else "unknown"
+    closest = reading.unsure[0] if reading.unsure else None
+    if closest is not None:
+        title = next((f.title for f in pad.facts if f.source == closest.source), closest.source)
+        return FinalAnswer(f"The passages found do not state the answer for sure. Closest evidence ({title}): "
+                           f"{closest.sentence}", "evidence", [closest.source], label)
     best = best_effort_fact(pad)
-    return best_effort_answer(pad, best), "evidence", [best.source] if best else []
+    if best is None:
+        return FinalAnswer(f"No information found about \"{pad.question}\".", "evidence", [], label)
+    return FinalAnswer(f"The passages found do not state the answer. Closest evidence ({best.title}): "
+                       f"{best.text[:300]}", "evidence", [best.source], label)
 
-def final_answerability(pad: Scratchpad, reading: Reading, proposal: Proposal, origin: str) -> str:
-    """From the evidence where it decides. The LM's label may tighten it only when its own
-    answer passed the checks; it never makes an answer without a typed span "direct"."""
-    if reading.answerability == "untyped":
-        return guard.settle_answerability(pad, proposal.answerability)
-    if reading.answerability == "unknown":
-        tightened = proposal.answerability if proposal.answerability in ("proxy_only", "unlikely") else None
-        return tightened or ("proxy_only" if origin == "lm" else "unlikely")
-    if (origin == "lm" and reading.answerability == "direct"
-            and proposal.answerability in ("proxy_only", "unlikely")):
-        return proposal.answerability
-    return reading.answerability
 
-def state_caveats(pad: Scratchpad, stop: StopReason, origin: str, model_asked: bool = True) -> list[str]:
-    """Caveats the program states from its own state, whatever the LM wrote. `origin` is the
-    answer's, or "none" when the answer says that nothing was found (it quotes nothing)."""
+def state_caveats(pad: Scratchpad, stop: StopReason, final: FinalAnswer, model_asked: bool = True) -> list[str]:
+    """Caveats the program states from its own state, whatever the model wrote: why the search
+    stopped, which tools failed, and where the answer came from (and why not from the model)."""
     caveats = []
     if stop in text.STOP_CAVEATS:
         caveats.append(text.STOP_CAVEATS[stop])
     for call in pad.executed_calls:
         if call.status.failed:
             caveats.append(f"{call.tool} failed ({call.status.value}): {call.summary}")
-    if origin == "extracted" and model_asked:
-        caveats.append("The model's answer did not fit the question or the facts; the answer was read "
+    if pad.model_unusable:
+        caveats.append("The model's replies could not be used; the program searched with its own queries "
+                       "and read the passages itself.")
+    if final.origin == "lm" or not pad.facts:
+        return caveats
+    if final.replaced_because and model_asked:
+        caveats.append(f"The model's answer was set aside ({final.replaced_because}); the answer was read "
                        "from the passages found.")
-    elif origin == "extracted":
+    elif final.origin == "extracted":
         caveats.append("The answer was read from the passages found, as the span of the kind asked for.")
-    elif origin == "evidence":
-        caveats.append("No passage found states an answer of the kind asked for; the answer quotes the "
-                       "most relevant evidence.")
+    if final.origin == "evidence":
+        caveats.append("No passage found states the exact answer for sure; the answer says what was found.")
     return caveats

@@ -14,8 +14,9 @@ import dspy
 
 from deltaseek.errors import ToolConfigError, UsageError
 from deltaseek.programs.agent import guardrails as guard
-from deltaseek.programs.agent.answer import Proposal, choose_answer, final_answerability, state_caveats
-from deltaseek.programs.agent.evidence import ambiguous_terms, read_evidence, unexplored_meaning
+from deltaseek.programs.agent.answer import FinalAnswer, Proposal, model_answer, program_answer, state_caveats
+from deltaseek.programs.agent.checks import answer_failure, is_abstention
+from deltaseek.programs.agent.evidence import Reading, ambiguous_terms, read_evidence, unexplored_meaning
 from deltaseek.programs.agent.fallbacks import clean_items, heuristic_query, heuristic_task_kind
 from deltaseek.programs.agent.program_file import load_program_file
 from deltaseek.programs.agent.reader import facts_by_relevance
@@ -27,8 +28,8 @@ from deltaseek.programs.text import meaningful_tokens, named_entities
 from deltaseek.programs.tools.base import SearchTool, ToolResult, ToolStatus
 from deltaseek.programs.tools.feedback import format_observation
 from deltaseek.programs.tools.registry import build_tools
-from deltaseek.signatures import (ClassifyTask, DiversifyQuery, JudgeAnswerability, StepDelta, StopReason,
-                                  Synthesize, compact_signature, step_delta_for_tools)
+from deltaseek.signatures import (ANSWERABILITY, ClassifyTask, DiversifyQuery, JudgeAnswerability, StepDelta,
+                                  StopReason, Synthesize, compact_signature, step_delta_for_tools)
 from deltaseek.signatures import guidance as text
 
 FACT_CHARS = 1200
@@ -38,6 +39,9 @@ COMPACT_FACTS = 4
 """With compact prompts, the step sees this many facts (the most relevant to the question,
 `COMPACT_STEP_FACT_CHARS` each) and the synthesis as many (`COMPACT_FACT_CHARS` each)."""
 COMPACT_STEP_FACT_CHARS = 120
+CAPABLE_REFINEMENTS = 1
+"""A capable model's early answer is turned into this many refined searches at most, when no fact
+holds an answer of the kind asked for yet; after that the model decides when it has enough."""
 COMPACT_FACT_CHARS = 240
 
 
@@ -100,8 +104,6 @@ class DeltaSeek(dspy.Module):
         self.begin(pad)
         stop: StopReason | None = None
         while stop is None:
-            if self.compact() and pad.executed_calls:  # compact steps state no answerability: read it first
-                pad.answerability = self.settle_claim(pad, pad.answerability)
             stop = self.stop_reason(pad)
             if stop:
                 break
@@ -111,7 +113,7 @@ class DeltaSeek(dspy.Module):
             move = self.propose_move(pad)
             if move is None:
                 continue  # an unusable reply: no progress, the budget still counts
-            if pad.executed_calls and (move.synthesize or guard.answerability_stops_search(pad)):
+            if pad.executed_calls and (move.synthesize or guard.answerability_stops_search(pad, self.steering(pad))):
                 stop = "answered" if move.synthesize else "answerability"
                 break
             if move.synthesize:  # tool first: no answer before one search has run
@@ -137,6 +139,18 @@ class DeltaSeek(dspy.Module):
             soft, hard = min(soft, self.settings.soft_budget), min(hard, self.settings.hard_budget)
         pad.task_kind, pad.plan, pad.interpretation = kind, text.PLANS[kind], pad.question
         pad.soft_budget, pad.hard_budget, pad.strategy_order = soft, hard, list(order)
+        pad.subject_presence = {subject: self.sources_name(subject) for subject in guard.question_subjects(pad.question)}
+
+    def sources_name(self, subject: str) -> bool | None:
+        """Whether any tool's collection names the subject: True if one does, False if every tool
+        can tell and none does, None when no tool can tell (see `SearchTool.names`)."""
+        said = []
+        for tool in self.tools.values():
+            try:
+                said.append(tool.names(subject))
+            except Exception:  # a tool that cannot answer this cannot tell
+                said.append(None)
+        return True if True in said else None if None in said else False
 
     def task_kind(self, question: str) -> str:
         """The question's own words decide when a rule matches them; the LM classifies the rest."""
@@ -156,17 +170,18 @@ class DeltaSeek(dspy.Module):
             return "hard_budget"
         if guard.search_limit_reached(pad, self.settings.max_searches):
             return "max_searches"
-        if guard.answerability_stops_search(pad):
+        if guard.answerability_stops_search(pad, self.steering(pad)):
             return "answerability"
         if guard.search_exhausted(pad, self.settings.exhaustion_window):
             return "exhausted"
-        if pad.consecutive_lm_failures >= self.settings.max_lm_failures:
-            return "lm_error"
         return None
 
     def propose_move(self, pad: Scratchpad) -> Move | None:
         record = StepRecord(step=pad.step + 1)
         pad.steps.append(record)
+        if pad.model_unusable:  # the program goes on alone: its own queries, then the reader's answer
+            return self.program_move(pad, proposed="", reason="the model's replies could not be used") or \
+                Move(True, origin="program", replaced_because="the model's replies could not be used")
         guidance = self.guidance(pad)
         pad.notes.clear()
         signature = self.step_delta.signature
@@ -181,12 +196,12 @@ class DeltaSeek(dspy.Module):
         pad.consecutive_lm_failures = 0
         record.new_evidence = clean_items(out.get("new_evidence"))[:3]
         record.uncertain = clean_items(out.get("uncertain"))[:2]
-        record.answerability = out.get("answerability")
+        record.answerability = out.get("answerability") or "unknown"
         # the record keeps what the model said; only what says something is carried to later prompts
         meaningful = guard.keep_meaningful(record.uncertain, pad, self.reserved_names, (pad.question,))
         pad.uncertainties = list(dict.fromkeys(pad.uncertainties + meaningful))[-4:]
-        if pad.executed_calls and record.answerability:  # a claim counts only once evidence exists
-            pad.answerability = self.settle_claim(pad, record.answerability)
+        if pad.executed_calls and out.get("answerability") in ANSWERABILITY:  # a claim counts once evidence exists
+            pad.claimed_answerability = out.answerability
         record.move = "synthesize" if out.next_move == "synthesize" else f"{out.tool}(\"{out.query}\")"
         move = self.dispose(pad, Move(out.next_move == "synthesize", out.tool, (out.query or "").strip()))
         move.prediction = out
@@ -194,16 +209,21 @@ class DeltaSeek(dspy.Module):
             trace_what_was_done(out, move_outputs(move))
         return move
 
-    def settle_claim(self, pad: Scratchpad, claimed: str) -> str:
-        """The answerability that steers the search: the evidence's reading where it can decide
-        (a 135M model says "unlikely" out of habit), the LM's claim where it cannot."""
-        reading = read_evidence(pad)
-        if reading.answerability == "untyped":
+    def steering(self, pad: Scratchpad) -> str:
+        """The answerability that steers the search, from the two kept apart on the scratchpad:
+        the evidence's reading where it can decide (a 135M model says "unlikely" out of habit),
+        the model's claim where it cannot (the question names no answer type to look for)."""
+        reading, claimed = pad.evidence_answerability, pad.claimed_answerability or "unknown"
+        if reading == "untyped":
             return claimed
         open_leads = guard.uncovered_terms(pad) or unexplored_meaning(pad)
-        if reading.answerability == "proxy_only" and claimed != "proxy_only" and open_leads and self.steps_left(pad):
-            return "unknown"  # proxies so far, the LM does not agree, and a lead is open: follow it first
-        return reading.answerability
+        if reading == "proxy_only" and claimed != "proxy_only" and open_leads and self.steps_left(pad):
+            return "unknown"  # proxies so far, the model does not agree, and a lead is open: follow it first
+        return reading
+
+    def read(self, pad: Scratchpad) -> Reading:
+        """The evidence's reading, with the reader abstaining below the calibrated confidence."""
+        return read_evidence(pad, self.settings.reader_min_confidence)
 
     def profile(self) -> str:
         """`small` or `capable` (AgentSettings.profile): the one place where the two kinds of
@@ -222,10 +242,10 @@ class DeltaSeek(dspy.Module):
         return setting if setting is not None else self.profile() == "small"
 
     def evidence_answers(self, pad: Scratchpad) -> bool:
-        """With compact prompts, a typed answer in the facts, with every term of the question
-        covered, ends the search without another step call: the embedded model's step at that
-        point could only repeat it (a junk query is replaced by synthesis, see `dispose`)."""
-        return (self.compact() and bool(pad.executed_calls) and pad.answerability == "direct"
+        """With compact prompts (or no usable model), a typed answer in the facts, with every term of
+        the question covered, ends the search without another step call: the embedded model's step
+        at that point could only repeat it (a junk query is replaced by synthesis, see `dispose`)."""
+        return ((self.compact() or pad.model_unusable) and bool(pad.executed_calls) and self.steering(pad) == "direct"
                 and not guard.uncovered_terms(pad))
 
     def prompt_facts(self, pad: Scratchpad, limit: int) -> list[Fact]:
@@ -246,22 +266,36 @@ class DeltaSeek(dspy.Module):
         return pad.step < pad.hard_budget - 1
 
     def dispose(self, pad: Scratchpad, move: Move) -> Move:
-        """The guardrails dispose of the LM's proposal: a query without search terms, or an answer
-        before any typed answer is in the facts while strategies remain, becomes the program's move."""
+        """The checks on the model's move: a query that a check names as junk (an echo, a repeated
+        run, no search term, a copied or invented sentence) becomes the program's move. With the
+        small profile, an answer before any fact holds a typed answer, while strategies remain, is
+        also replaced by a search (the lieutenant-governor case); a capable model's is replaced only
+        for `CAPABLE_REFINEMENTS` search (seed 001: the first search, then one refinement), or
+        while a term of the question that the sources use in several senses is unsearched (seed 000's
+        "magnificent 7": the answer must say how it was read)."""
         if move.synthesize:
-            premature = (pad.executed_calls and pad.answerability == "unknown" and self.steps_left(pad)
-                         and guard.next_unused_strategy(pad) is not None)
+            refinements = None if self.profile() == "small" else CAPABLE_REFINEMENTS
+            premature = (pad.executed_calls and self.steering(pad) == "unknown" and self.steps_left(pad)
+                         and guard.next_unused_strategy(pad) is not None
+                         and (refinements is None or len(pad.executed_calls) <= refinements
+                              or unexplored_meaning(pad) is not None))
             reason = "no fact found so far holds an answer of the kind asked for" if premature else None
         else:
             reason = guard.reject_junk_query(move.query, pad, self.reserved_names)
         if reason is None:
             return move
-        if not move.synthesize and pad.answerability == "direct":
+        proposed = "synthesize" if move.synthesize else move.query
+        answer_now = Move(True, origin="program", proposed=proposed, replaced_because=reason)
+        if not move.synthesize and self.steering(pad) == "direct":
             # the facts already hold a typed answer: the program's best move is to answer
             pad.steps[-1].note = f"replaced {move.query!r}: {reason}; the facts already answer the question"
-            return Move(True, origin="program", proposed=move.query, replaced_because=reason)
-        proposed = "synthesize" if move.synthesize else move.query
-        return self.program_move(pad, proposed=proposed, reason=reason) or move
+            return answer_now
+        if program := self.program_move(pad, proposed=proposed, reason=reason):
+            return program
+        if pad.executed_calls:  # no query of the program's own is left: answer, never the rejected move
+            pad.steps[-1].note = f"replaced {proposed!r}: {reason}; no query of the program's own is left"
+            return answer_now
+        return Move(False, self.tool_names[0], pad.question, "tool_first", proposed, reason)
 
     def program_move(self, pad: Scratchpad, proposed: str, reason: str) -> Move | None:
         """The first of the program's own queries that is not a duplicate, on the next tool in the user's order."""
@@ -296,6 +330,9 @@ class DeltaSeek(dspy.Module):
         pad.lm_failures += 1
         pad.consecutive_lm_failures += 1
         record.note = f"no usable move ({type(exc).__name__}); counted as no progress"
+        if pad.consecutive_lm_failures >= self.settings.max_lm_failures:
+            pad.model_unusable = True
+            record.note += "; the model's replies could not be used, the program goes on with its own moves"
         return None
 
     def admit_call(self, pad: Scratchpad, move: Move) -> Move | None:
@@ -362,6 +399,7 @@ class DeltaSeek(dspy.Module):
                         summary=result.note or ", ".join(h.title for h in result.hits))
         pad.tool_calls.append(call)
         call.new_facts = pad.add_facts(facts)
+        pad.evidence_answerability = self.read(pad).answerability
         observation = self.observe(pad, result, guard.next_unused_strategy(pad))
         pad.steps[-1].observation = observation
         pad.notes.append(observation)
@@ -380,11 +418,12 @@ class DeltaSeek(dspy.Module):
         strategy = guard.next_unused_strategy(pad)
         pad.notes.append(text.refine_note(reason, strategy))
         weak = guard.weak_search_streak(pad) >= self.settings.weak_results_before_judging
-        if weak and read_evidence(pad).answerability == "untyped":  # where the evidence decides, no LM call
+        if weak and pad.evidence_answerability == "untyped" and not pad.model_unusable:  # where the evidence decides, no LM call
             try:
                 out = self.judge(question=pad.question, facts=[f.text[:160] for f in pad.facts[-6:]],
                                  tried_queries=pad.tried_queries)
-                pad.answerability = self.settle_claim(pad, out.answerability)
+                if out.answerability in ANSWERABILITY:
+                    pad.claimed_answerability = out.answerability
                 pad.uncertainties.append(f"answerability {out.answerability}: {out.reason}")
             except Exception as exc:
                 raise_if_fatal(exc)  # without a judgment the exhaustion guard still ends the search
@@ -406,10 +445,12 @@ class DeltaSeek(dspy.Module):
     def finish(self, pad: Scratchpad, stop: StopReason) -> dspy.Prediction:
         if not pad.executed_calls:  # tool first holds even when every LM reply was unusable
             self.execute(pad, Move(False, self.tool_names[0], pad.question, "tool_first"))
+        if pad.model_unusable:
+            stop = "lm_error"
         missing = list(dict.fromkeys(pad.uncertainties))[-4:]
         if stop in text.INCOMPLETE_STOPS:
             missing.append(text.STOP_CAVEATS[stop])
-        reading = read_evidence(pad)
+        reading = self.read(pad)
         missing_subjects = guard.subjects_missing_from_facts(pad)
         nothing_found = not pad.facts or bool(missing_subjects)
         if self.compact() and (nothing_found or reading.answerability == "direct"):
@@ -418,32 +459,52 @@ class DeltaSeek(dspy.Module):
             proposal = Proposal("", [], [], [], None, asked=False)
         else:
             proposal = self.synthesize_answer(pad, missing)
-        answer, origin, sources = choose_answer(pad, proposal, reading)
-        answerability = final_answerability(pad, reading, proposal, origin)
         # handed back, the texts the LM was given (what is missing, the queries run) are echoes, not findings
-        given = (*missing, *text.STOP_CAVEATS.values(), *pad.tried_queries, pad.question,
-                 *(f"[{f.source}] {f.title}: {f.text}" for f in pad.facts))
-        caveats = (guard.keep_meaningful(proposal.caveats, pad, self.reserved_names, given)
-                   + state_caveats(pad, stop, "none" if nothing_found else origin, proposal.asked))
-        assumptions = guard.keep_meaningful(proposal.assumptions, pad, self.reserved_names, given) + ambiguous_terms(pad)
-        if nothing_found:
-            about = ", ".join(missing_subjects) or f"\"{pad.question}\""
-            answer, origin, sources = f"No information found about {about}: no passage found mentions it.", "evidence", []
-        if not pad.facts and all(c.status.failed for c in pad.executed_calls):
+        given = (*missing, *text.STOP_CAVEATS.values(), *pad.tried_queries, pad.question)
+        final = self.final_answer(pad, proposal, reading, missing_subjects, given)
+        given_facts = (*given, *(f"[{f.source}] {f.title}: {f.text}" for f in pad.facts))
+        caveats = (guard.keep_meaningful(proposal.caveats, pad, self.reserved_names, given_facts)
+                   + state_caveats(pad, stop, final, proposal.asked))
+        assumptions = guard.keep_meaningful(proposal.assumptions, pad, self.reserved_names, given_facts) + ambiguous_terms(pad)
+        if final.origin != "lm" and proposal.prediction is not None:
+            trace_what_was_done(proposal.prediction, {"answer": final.text, "answerability": final.answerability})
+        pad.candidate_answer, pad.answerability, pad.answer_origin = final.text, final.answerability, final.origin
+        pad.answer_replaced_because = final.replaced_because
+        pad.assumptions = list(dict.fromkeys(pad.assumptions + assumptions))
+        return dspy.Prediction(
+            answer=final.text, answerability=final.answerability, caveats=list(dict.fromkeys(caveats)),
+            assumptions=pad.assumptions, sources=final.sources, stop_reason=stop, steps=pad.step,
+            answer_origin=final.origin, proposed_answer=proposal.answer, replaced_because=final.replaced_because,
+            tool_calls=[c.model_dump(mode="json") for c in pad.tool_calls], scratchpad=pad,
+        )
+
+    def final_answer(self, pad: Scratchpad, proposal: Proposal, reading: Reading, missing_subjects: list[str],
+                     given: tuple[str, ...]) -> FinalAnswer:
+        """The model's answer unless a check names what is wrong with it; else the program's own:
+        no information about a subject the sources lack, the tools' failure, or the reader's answer."""
+        failure = None
+        searched_nothing = not pad.facts and all(c.status.failed for c in pad.executed_calls)
+        if proposal.asked and searched_nothing:
+            failure = "every search failed, so nothing read supports or rules out an answer"
+        elif proposal.asked:
+            failure = answer_failure(proposal.answer, pad, self.reserved_names, given, small=self.profile() == "small",
+                                     min_support=self.settings.reader_min_confidence)
+            if failure is None and missing_subjects and not is_abstention(proposal.answer):
+                failure = f"no passage in the sources names {', '.join(missing_subjects)}"
+            if failure is None:
+                return model_answer(pad, proposal)
+        if searched_nothing:
             # Nothing was searched, so nothing is known to be missing: say that the tools failed.
             # (A failed call can still bring hits: a cluster with one shard down answers from the others.)
             faults = "; ".join(dict.fromkeys(f"{c.tool}: {c.summary or c.status.value}" for c in pad.executed_calls))
-            answer, origin, sources, answerability = f"No answer: every search failed ({faults}).", "evidence", [], "unknown"
-        if origin != "lm" and proposal.prediction is not None:
-            trace_what_was_done(proposal.prediction, {"answer": answer, "answerability": answerability})
-        pad.candidate_answer, pad.answerability, pad.answer_origin = answer, answerability, origin
-        pad.assumptions = list(dict.fromkeys(pad.assumptions + assumptions))
-        return dspy.Prediction(
-            answer=answer, answerability=answerability, caveats=list(dict.fromkeys(caveats)),
-            assumptions=pad.assumptions, sources=sources, stop_reason=stop, steps=pad.step, answer_origin=origin,
-            proposed_answer=proposal.answer, tool_calls=[c.model_dump(mode="json") for c in pad.tool_calls],
-            scratchpad=pad,
-        )
+            return FinalAnswer(f"No answer: every search failed ({faults}).", "evidence", [], "unknown", failure)
+        if missing_subjects or not pad.facts:
+            about = ", ".join(missing_subjects) or f"\"{pad.question}\""
+            return FinalAnswer(f"No information found about {about}: no passage found mentions it.", "evidence", [],
+                               "unknown" if pad.model_unusable and not missing_subjects else "unlikely", failure)
+        final = program_answer(pad, reading)
+        final.replaced_because = failure
+        return final
 
     def synthesize_answer(self, pad: Scratchpad, missing: list[str]) -> Proposal:
         """The LM's proposed answer; an LM failure is an empty proposal, never a crash."""

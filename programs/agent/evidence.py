@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from deltaseek.programs.agent import guardrails as guard
 from deltaseek.programs.agent.guardrails import NUMBER_WORDS
 from deltaseek.programs.agent.reader import (Extracted, bridge_phrase, candidate_spans, expected_answer_types, extract_answer,
-                                             fits_type, metric_phrase, resolve_bridges, sentences,
+                                             metric_phrase, resolve_bridges, sentences,
                                              states_the_metric)
 from deltaseek.programs.agent.scratchpad import Fact, Scratchpad
 from deltaseek.programs.text import meaningful_tokens, named_entities
@@ -28,6 +28,9 @@ class Reading:
     """A typed span for each part of the question, from facts about its subject."""
     proxies: list[Extracted] = field(default_factory=list)
     """Figures about the subject that are not the figure asked for (stars for an adoption rate)."""
+    unsure: list[Extracted] = field(default_factory=list)
+    """Spans the reader found but is not sure of (confidence below the threshold): never the
+    answer, only what the answer says was found."""
     answerability: str = "unknown"
     """direct, proxy_only, unlikely, unknown (about the subject, but no typed answer yet), or
     untyped (the question names no answer type to look for: the LM's label decides)."""
@@ -37,7 +40,10 @@ class Reading:
         return bool(self.spans)
 
 
-def read_evidence(pad: Scratchpad) -> Reading:
+def read_evidence(pad: Scratchpad, min_confidence: float = 0.0) -> Reading:
+    """The program's reading of the facts: a typed span per part of the question whose sentence
+    supports the question at least `min_confidence` (else the reader abstains), related figures,
+    and the answerability they show."""
     calls = pad.executed_calls
     if not pad.facts and calls and all(c.status.failed for c in calls):
         return Reading(answerability="unknown")  # the tools failed: nothing is known about the question yet
@@ -50,16 +56,17 @@ def read_evidence(pad: Scratchpad) -> Reading:
             return Reading(answerability="unknown")  # whatever the LM claims, a hop is still to search
         return Reading(answerability="untyped")  # no span type to look for: the evidence cannot decide
     found = extract_answer(pad.question, pad.facts)
-    direct = [e for e in found if e.kind != "number" or states_the_metric(pad.question, e)]
+    unsure = [e for e in found if e.confidence < min_confidence]
+    direct = [e for e in found if e not in unsure and (e.kind != "number" or states_the_metric(pad.question, e))]
     if direct and unfollowed_bridge(pad):
-        return Reading(spans=direct, answerability="unknown")  # read before the hop that answers it
+        return Reading(spans=direct, unsure=unsure, answerability="unknown")  # read before the hop that answers it
     if direct and len(direct) == len(found) and (len(found) == len(kinds) or kinds == ["other"]):
         return Reading(spans=direct, answerability="direct")
     if "number" in kinds:
         proxies = figures_about_subject(pad)
         if proxies:
-            return Reading(proxies=proxies, answerability="proxy_only")
-    return Reading(spans=direct, answerability="unknown")
+            return Reading(proxies=proxies, unsure=unsure, answerability="proxy_only")
+    return Reading(spans=direct, unsure=unsure, answerability="unknown")
 
 
 def unfollowed_bridge(pad: Scratchpad) -> bool:
@@ -89,18 +96,6 @@ def figures_about_subject(pad: Scratchpad, limit: int = 3) -> list[Extracted]:
     figures.sort(key=lambda e: -e.score)
     seen: set[str] = set()
     return [f for f in figures if not (f.source in seen or seen.add(f.source))][:limit]
-
-
-def answer_fits_question(answer: str, question: str) -> bool:
-    """Whether an answer is of the kind asked for: a person for "who", a date for "when", one
-    fitting answer per part of a two-part question; the fitting span must not be the question's
-    own words ("... in the magnificent 7.0.0.0" holds a number, the question's), nor junk."""
-    if guard.REPEATED_RUN.search(answer.replace(" ", "")):
-        return False
-    asked = {w.lower() for w in re.findall(r"\w+", question)}
-    words = [w for w in re.findall(r"[\w'’.,-]+", answer) if w.lower().strip(".,") not in asked]
-    new_part = " ".join(words)
-    return all(fits_type(new_part, kind) for kind in expected_answer_types(question))
 
 
 def extracted_answer(reading: Reading) -> str:

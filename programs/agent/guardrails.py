@@ -101,9 +101,10 @@ def search_exhausted(pad: Scratchpad, window: int = 3) -> bool:
     return weak_search_streak(pad) >= window
 
 
-def answerability_stops_search(pad: Scratchpad) -> bool:
-    """proxy_only or unlikely: stop searching for the exact figure (seed 000), once a search has run."""
-    return bool(pad.executed_calls) and pad.answerability in ("proxy_only", "unlikely")
+def answerability_stops_search(pad: Scratchpad, answerability: str) -> bool:
+    """proxy_only or unlikely (the answerability steering the search): stop searching for the
+    exact figure (seed 000), once a search has run."""
+    return bool(pad.executed_calls) and answerability in ("proxy_only", "unlikely")
 
 
 def next_unused_strategy(pad: Scratchpad) -> str | None:
@@ -134,30 +135,40 @@ def quotes_a_fact(answer: str, pad: Scratchpad, words: int = COPIED_WORDS) -> bo
     return any(opening in normalize_query(f.title + " " + f.text) for f in pad.facts)
 
 
+def question_subjects(question: str) -> list[str]:
+    """The names a question is about: its capitalized words, but not its opening word, which
+    grammar capitalizes ("Were", "List", "Describe", "Qui"), unless a name goes on after it
+    ("Yukihiro Matsumoto was born where?")."""
+    words = question.split()
+    opening = named_entities(words[0]) if words else []
+    rest = named_entities(" ".join(words[1:]))
+    starts_a_name = len(words) > 1 and words[1][:1].isupper()
+    return list(dict.fromkeys((opening if starts_a_name else []) + rest))
+
+
 def subjects_missing_from_facts(pad: Scratchpad) -> list[str]:
-    """Named subjects of the question (capitalized terms) that no fact mentions: the evidence
-    is about something else, so an answer from it would be made up (the Xyzzyville case)."""
-    evidence = meaningful_tokens(" ".join(f.title + " " + f.text for f in pad.facts))
-    return [e for e in named_entities(pad.question)
-            if meaningful_tokens(e) and not meaningful_tokens(e) & evidence]
+    """Subjects of the question that no fact mentions and that the sources lack: a tool that knows
+    its collection said no passage names them (`pad.subject_presence`), or, where no tool can
+    tell, a search that named them found nothing about them (the Xyzzyville case). A subject the
+    collection holds is not missing because the passages read so far are about something else."""
+    evidence = evidence_tokens(pad)
+    searched = [meaningful_tokens(c.query) for c in pad.executed_calls if not c.status.failed]
+    missing = []
+    for subject in question_subjects(pad.question):
+        terms = meaningful_tokens(subject)
+        if not terms or terms & evidence:
+            continue
+        known = pad.subject_presence.get(subject)
+        if known is False or known is None and any(terms <= q for q in searched):
+            missing.append(subject)
+    return missing
 
 
 def unsearched_subjects(pad: Scratchpad) -> list[str]:
-    """Subjects no fact mentions that no search which ran has named either: their absence says
-    nothing yet (a first query about something else found passages about something else)."""
+    """Missing subjects that no search which ran has named: their absence is the tools' word,
+    not yet a search's (tool first: a search runs before an answer says so)."""
     searched = [meaningful_tokens(c.query) for c in pad.executed_calls if not c.status.failed]
     return [s for s in subjects_missing_from_facts(pad) if not any(meaningful_tokens(s) <= q for q in searched)]
-
-
-def settle_answerability(pad: Scratchpad, claimed: str | None) -> str:
-    """The answerability reported with the final answer. No facts at all means unlikely,
-    whatever the LM claims: an answer resting on no source is not direct."""
-    if not pad.facts or subjects_missing_from_facts(pad):
-        return "unlikely"
-    for value in (pad.answerability, claimed):
-        if value in ("proxy_only", "unlikely"):
-            return value
-    return claimed if claimed in ANSWERABILITY else "direct"
 
 
 # --- content guards: every LM output is checked before it is used ---------------------------

@@ -11,7 +11,7 @@ and is kept.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Literal
 
 from deltaseek.programs.text import meaningful_tokens, named_entities, stopwords
@@ -48,13 +48,17 @@ _METRIC = re.compile(r"(?:\b([a-z]\w*) )?\b(rate|percentage|share|number|populat
                      r"(?: of ([a-z]\w*))?|\bhow many ([a-z]\w*)")
 """The figure a number question asks for, with the lower-case word naming what is counted."""
 
+_MEASURES = "weight|mass|height|length|width|depth|area|volume|speed|temperature|distance|duration|capacity|altitude|elevation"
+"""Quantities that are measured: "What is the weight of the bell?" asks for a number, not a name."""
+
 QUESTION_TYPES: list[tuple[re.Pattern, AnswerType]] = [
     (re.compile(r"\b(?:street )?address\b", re.I), "address"),
     (re.compile(r"\b(?:who|whom|whose)\b", re.I), "person"),
     (re.compile(r"\bwhere\b|\bin (?:what|which) (?:city|country|place|state|town)\b", re.I), "place"),
     (re.compile(r"\bwhen\b|\b(?:what|which) (?:year|date|day|month)\b|\bin what year\b", re.I), "date"),
-    (re.compile(r"\bhow (?:many|much|long|old|tall|far|big)\b|\b(?:what|which) (?:is|was|are) the "
-                r"(?:\w+ )?(?:population|number|rate|percentage|share|count|size|price|cost|amount)\b", re.I),
+    (re.compile(r"\bhow (?:many|much|long|old|tall|far|big|high|deep|heavy|large|wide)\b|\b(?:what|which) (?:is|was|are|were) "
+                r"the (?:\w+ )?(?:population|number|rate|percentage|share|count|size|price|cost|amount|"
+                rf"{_MEASURES})\b", re.I),
      "number"),
     (re.compile(r"^\s*(?:is|are|was|were|does|do|did|can|could|has|have|will|should)\b", re.I), "yes_no"),
     # "What county ...", "Which company ...", "What is the name of ...": a named thing
@@ -104,6 +108,9 @@ class Extracted:
     source: str
     kind: AnswerType
     score: float
+    confidence: float = 1.0
+    """How sure the reader is that the sentence answers this question (`support`, 0-1): below the
+    calibrated threshold (`AgentSettings.reader_min_confidence`) the reader abstains."""
 
 
 def in_a_name(before: str) -> bool:
@@ -271,7 +278,53 @@ def extract_span(question: str, kind: AnswerType, facts: list, extra_terms: set[
                 score -= 1.0  # "who is" asks for the holder now, not one who served until a year
             if best is None or score > best.score:
                 best = Extracted(span.strip(" ,;:"), sentence, fact.source, kind, score)
+    if best is not None:
+        fact = next(f for f in facts if f.source == best.source)
+        best = replace(best, confidence=support(question, best.sentence, fact))
     return best
+
+
+NAME_WEIGHT = 2.0
+"""A name or a number of the question counts this many ordinary words: it is what makes the
+question about one thing and not another."""
+MISSING_NAME_COST = 0.5
+"""What a question's name or number absent from the whole passage costs: "in 1998" asked of a
+passage that says 1996 is another event."""
+
+
+def question_names(question: str) -> set[str]:
+    """The question's names and numbers, as word stems: capitalized words after its first
+    (a sentence's opening word is capitalized by grammar: "Describe", "Were", "Qui") and figures."""
+    rest = question.split(maxsplit=1)[1] if len(question.split()) > 1 else ""
+    names = meaningful_tokens(" ".join(named_entities(rest))) | set(re.findall(r"\d[\d,.]*\d|\d", rest))
+    return {_stem(w) for w in names}
+
+
+def _stem(word: str) -> str:
+    return word.lower().strip(".,")[:5]
+
+
+def _stems(text: str) -> set[str]:
+    return {_stem(w) for w in meaningful_tokens(text)} | {_stem(n) for n in re.findall(r"\d[\d,.]*\d|\d", text)}
+
+
+def support(question: str, sentence: str, fact) -> float:
+    """How much of what the question says the answer's sentence says too, from 0 to 1: the share
+    of the question's meaningful words (stems; names and numbers weigh `NAME_WEIGHT`) that the
+    sentence or its passage's title holds, less `MISSING_NAME_COST` for each name or number of the
+    question the whole passage lacks. "When did the bridge over the Vey river open?" is well
+    supported by "The bridge across the Vey opened in 1911." and poorly by "The tunnel under the
+    Vey opened in 1911." (no bridge), or by a passage about another river."""
+    names = question_names(question)
+    terms = {_stem(w) for w in meaningful_tokens(question)} | names
+    if not terms:
+        return 1.0
+    near = _stems(f"{_title_name(fact)} {sentence}")
+    passage = _stems(f"{fact.title} {fact.text}")
+    weight = {t: NAME_WEIGHT if t in names else 1.0 for t in terms}
+    share = sum(w for t, w in weight.items() if t in near) / sum(weight.values())
+    missing = sum(1 for t in names if t not in passage)
+    return round(max(0.0, share - MISSING_NAME_COST * missing), 3)
 
 
 _ASKED_NOUN = re.compile(r"^\s*(?:in\s+|of\s+)?(?:what|which)\s+(?:(?:is|was) the\s+)?(?:\w+ )?name of the (\w+)"

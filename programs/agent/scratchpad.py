@@ -66,8 +66,21 @@ class Scratchpad(BaseModel):
     uncertainties: list[str] = Field(default_factory=list)
     candidate_answer: str | None = None
     answer_origin: Literal["lm", "extracted", "evidence"] | None = None
-    """lm: the model's answer passed the checks; extracted: a span read from a fact; evidence: a quote."""
+    """lm: the model's answer passed the checks; extracted: a span read from a fact; evidence: what
+    was found, said by the program (a quote, or that the exact answer was not found)."""
+    answer_replaced_because: str | None = None
+    """The check the model's answer failed, when the program answered in its place."""
+    claimed_answerability: AnswerabilityStatus | None = None
+    """The model's latest claim (a step's or the judge's label); None before it made one."""
+    evidence_answerability: str = "unknown"
+    """The evidence's reading after the last search (`evidence.read_evidence`): direct, proxy_only,
+    unlikely, unknown, or untyped (the question names no answer type to look for)."""
     answerability: AnswerabilityStatus = "unknown"
+    """The final label, set once, with the answer."""
+    subject_presence: dict[str, bool | None] = Field(default_factory=dict)
+    """For each subject of the question, whether the tools hold a passage naming it (None: no tool can tell)."""
+    model_unusable: bool = False
+    """The model's replies could not be used this many times in a row that the program went on alone."""
     steps: list[StepRecord] = Field(default_factory=list)
     soft_budget: int = 4
     hard_budget: int = 8
@@ -121,7 +134,7 @@ class Scratchpad(BaseModel):
         if self.uncertainties:
             lines.append("Still unknown: " + "; ".join(self.uncertainties[-2:]))
         if not brief:
-            lines.append(f"Answerability so far: {self.answerability}")
+            lines.append(f"Answerability so far: {self.claimed_answerability or self.evidence_answerability}")
         return "\n".join(lines)
 
     def save(self, path: str | os.PathLike) -> None:

@@ -13,6 +13,10 @@ STRATEGIES = ("direct", "broader", "narrower", "synonyms", "entity-focused", "te
 question's next hop through the entity the first one found)."""
 
 
+READER_MIN_CONFIDENCE = 0.5
+"""The reader's abstention threshold as calibrated on the read part of the bundled labeled sets
+(README: "The reader abstains when unsure")."""
+
 Profile = Literal["small", "capable"]
 """`small`: a model whose replies are rarely usable beyond a query (the embedded 135M); `capable`:
 a model whose answers are used as written unless a check names what is wrong with them."""
@@ -29,6 +33,11 @@ class AgentSettings(BaseModel):
     weak_results_before_judging: int = Field(2, ge=1, description="After this many weak searches in a row, judge answerability.")
     relevance_drop: float = Field(0.5, gt=0, lt=1, description="A top score below this share of the best so far is a drop in relevance.")
     max_lm_failures: int = Field(3, ge=1, description="This many unusable LM replies in a row stop the search.")
+    reader_min_confidence: float = Field(READER_MIN_CONFIDENCE, ge=0, le=1,
+                                         description="The extractive reader answers only with a span whose sentence "
+                                         "supports the question at least this much (0-1); below it the answer says "
+                                         "what was found and that the exact answer was not. Calibrated on labeled "
+                                         "data (`deltaseek calibrate`), saved with a compiled program.")
     budgets_from_task_kind: bool = Field(True, description="Let the task kind set soft/hard budgets (seed 004).")
     profile: Profile | None = Field(None, description="How much the program leans on the model: `small` (compact "
                                     "prompts and calls, no helper calls, the evidence decides where it can) or "

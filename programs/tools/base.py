@@ -78,5 +78,11 @@ class SearchTool:
     def search(self, query: str) -> ToolResult:
         raise NotImplementedError
 
+    def names(self, term: str) -> bool | None:
+        """Whether any passage this tool can reach names `term`: True, False, or None when the
+        tool cannot tell (the web, an encyclopedia's search box). Only a False makes a
+        subject "missing from the sources"; a search that found other passages does not."""
+        return None
+
     def __call__(self, query: str, seen: frozenset[str] = frozenset()) -> ToolResult:
         return self.search(query, seen=seen) if self.skips_seen else self.search(query)

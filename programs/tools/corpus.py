@@ -19,6 +19,9 @@ class LocalCorpusSearch(SearchTool):
         self.index = index
         self.k = k
 
+    def names(self, term: str) -> bool | None:
+        return self.index.mentions(term)
+
     def search(self, query: str, seen: frozenset[str] = frozenset()) -> ToolResult:
         scored = [s for s in self.index.search(query, k=self.k + len(seen)) if s.passage.id not in seen][: self.k]
         hits = [Hit(title=s.passage.title, text=s.passage.text, score=round(s.score, 3), id=s.passage.id,

@@ -1,0 +1,102 @@
+"""Convert the bundled SQuAD 2.0 train sample into deltaseek's labeled format and corpus.
+
+    python -m deltaseek.optimize.convert_squad2 [--source DIR] [--datasets DIR]
+
+Reads train-v2.0-first10.json (the first 10 articles of SQuAD 2.0 *train*; see PROVENANCE.md
+next to it) and writes datasets/squad2.jsonl, a fixed sample of its questions of which about a
+third cannot be answered from the passages, and datasets/corpus/squad2_corpus.jsonl, every
+paragraph of the 10 articles. Which questions are sampled is decided by a seeded hash of each
+question's id, so the sample never depends on file order; running it again on the same input
+rewrites both files byte for byte.
+
+SQuAD 2.0 is CC BY-SA 4.0 (Rajpurkar, Jia and Liang, 2018); the attribution is in
+datasets/README.md. The SQuAD 2.0 dev split is never used here: it is kept for independent
+evaluation.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+from collections import Counter
+from pathlib import Path
+
+from deltaseek.optimize.convert_musique import write_jsonl
+from deltaseek.optimize.labeled_data import assign_split, load_labeled
+
+PROJECT_ROOT = Path(__file__).resolve().parent.parent
+DEFAULT_SOURCE = PROJECT_ROOT.parent / "shared" / "data" / "squad2_train10"
+DEFAULT_DATASETS = PROJECT_ROOT / "datasets"
+SOURCE_FILE = "train-v2.0-first10.json"
+CORPUS_NAME = "squad2"
+SAMPLE_SEED = "deltaseek-squad2-sample-v1"
+UNANSWERABLE_SHARE = 0.40
+"""Of the 348 unanswerable questions, this share is sampled (about 140)."""
+ANSWERABLE_SHARE = 0.064
+"""Of the 4,371 answerable ones, this share (about 280): a third of the sample is unanswerable."""
+
+
+def sampled(question_id: str, share: float) -> bool:
+    bucket = int(hashlib.sha256(f"{SAMPLE_SEED}:{question_id}".encode()).hexdigest()[:8], 16)
+    return bucket < share * 16 ** 8
+
+
+def passage_id(article: int, paragraph: int) -> str:
+    return f"squad2-{article}-{paragraph}"
+
+
+def labeled_row(qa: dict) -> dict:
+    """One SQuAD 2.0 question as a labeled row: the first answer is the gold, the other distinct
+    answers its aliases; an unanswerable question is `unlikely` with no answer (its
+    `plausible_answers` are the distractors, never gold)."""
+    answers = list(dict.fromkeys(a["text"].strip() for a in qa.get("answers") or [] if a["text"].strip()))
+    unanswerable = bool(qa.get("is_impossible")) or not answers
+    return {
+        "id": qa["id"],
+        "question": " ".join(qa["question"].split()),
+        "answer": "" if unanswerable else answers[0],
+        "aliases": [] if unanswerable else answers[1:],
+        "answerability": "unlikely" if unanswerable else "direct",
+        "corpus": CORPUS_NAME,
+        "split": assign_split(qa["id"]),
+    }
+
+
+def convert(source: Path = DEFAULT_SOURCE, datasets_dir: Path = DEFAULT_DATASETS) -> tuple[Path, Path]:
+    """Write the sampled labeled questions and the whole corpus; return their paths."""
+    data = json.loads((source / SOURCE_FILE).read_text(encoding="utf-8"))["data"]
+    rows, passages = [], []
+    for a, article in enumerate(data):
+        title = article["title"].replace("_", " ")
+        for p, paragraph in enumerate(article["paragraphs"]):
+            passages.append({"id": passage_id(a, p), "title": title, "text": paragraph["context"].strip()})
+            for qa in paragraph["qas"]:
+                share = UNANSWERABLE_SHARE if qa.get("is_impossible") else ANSWERABLE_SHARE
+                if sampled(qa["id"], share) and qa["question"].strip():
+                    rows.append(labeled_row(qa))
+    labeled_path = datasets_dir / f"{CORPUS_NAME}.jsonl"
+    corpus_path = datasets_dir / "corpus" / f"{CORPUS_NAME}_corpus.jsonl"
+    write_jsonl(labeled_path, rows)
+    write_jsonl(corpus_path, passages)
+    return labeled_path, corpus_path
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--source", type=Path, default=DEFAULT_SOURCE, help=f"folder holding {SOURCE_FILE}")
+    parser.add_argument("--datasets", type=Path, default=DEFAULT_DATASETS,
+                        help="the project's datasets/ folder to write into")
+    args = parser.parse_args(argv)
+    labeled_path, corpus_path = convert(args.source, args.datasets)
+    labeled = load_labeled(labeled_path)  # strict: what we wrote must load cleanly
+    splits = Counter(ex.split for ex in labeled.examples)
+    labels = Counter(ex.answerability for ex in labeled.examples)
+    passages = sum(1 for _ in corpus_path.open(encoding="utf-8"))
+    print(f"wrote {labeled_path} ({len(labeled.examples)} questions, {labels['unlikely']} unanswerable; "
+          + ", ".join(f"{name} {splits[name]}" for name in ("train", "dev", "test")) + ")")
+    print(f"wrote {corpus_path} ({passages} paragraphs)")
+
+
+if __name__ == "__main__":
+    main()

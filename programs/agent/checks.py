@@ -1,0 +1,163 @@
+"""Checks on the model's answer: each names one failure, and only a named failure sets the answer aside.
+
+`answer_failure` runs them in order and returns the first reason, or None when the answer is
+used as the model wrote it. What is not wrong passes: "yes", "no", one of the options the
+question names, a number in words, a lowercase phrase, a date range, and an abstention ("the
+passages do not say"), which is an answer too. The reader would sometimes have picked another
+span; that is not a failure of the model's answer.
+
+The small profile (AgentSettings.profile) adds two checks for a model whose answers are rarely
+usable (the embedded 135M model): the answer must be of the kind asked for, and the sentence
+that holds it must answer the question as surely as the reader's own spans must.
+"""
+
+from __future__ import annotations
+
+import re
+
+from deltaseek.metrics.contract import says_no_answer
+from deltaseek.programs.agent.guardrails import (DSPY_PLACEHOLDERS, NUMBER_WORDS, REPEATED_RUN, question_subjects,
+                                                repeats_itself)
+from deltaseek.programs.agent.reader import expected_answer_types, fits_type, sentences, support
+from deltaseek.programs.agent.scratchpad import Fact, Scratchpad
+from deltaseek.programs.text import meaningful_tokens, named_entities, normalize_query
+from deltaseek.signatures import ANSWERABILITY
+
+DUMPED_WORDS = 30
+"""An answer this long that stands word for word in a fact is the passage handed back, not an
+answer; a shorter stretch of a passage ("singing and dancing") is how answers are written."""
+_OPTION = r"(?:the |a |an )?[A-Z0-9][\w'’.&-]*(?:\s+(?:of |the |and |de |van |von )*[A-Z0-9][\w'’.&-]*)*"
+_OPTIONS = re.compile(rf"(?P<a>{_OPTION}),?\s+or\s+(?P<b>{_OPTION})")
+_YES_NO = re.compile(r"^\s*(?:yes|no)\b", re.I)
+NUMBER_WORDS_TO_DIGITS = {word: digit for digit, word in NUMBER_WORDS.items()}
+
+
+def is_abstention(answer: str) -> bool:
+    """The answer declines to assert anything: "The passages do not say", "No information found"."""
+    return says_no_answer(answer)
+
+
+def question_options(question: str) -> list[str]:
+    """The things a choice question names for its answer to pick from: "Who was born first,
+    Ada Brandt or Olaf Sund?" -> ["Ada Brandt", "Olaf Sund"]."""
+    match = None
+    for match in _OPTIONS.finditer(question):
+        pass  # the last "A or B" of the question is the choice it ends on
+    if match is None:
+        return []
+    return [re.sub(r"^(?:the|a|an) ", "", match.group(g), flags=re.I).strip() for g in ("a", "b")]
+
+
+def _words(text: str) -> set[str]:
+    """Meaningful words cut to five letters, numbers in words read as digits ("two" is "2")."""
+    return {NUMBER_WORDS_TO_DIGITS.get(w, w)[:5] for w in meaningful_tokens(text)}
+
+
+def _read(pad: Scratchpad) -> set[str]:
+    return _words(" ".join(f"{f.title} {f.text}" for f in pad.facts))
+
+
+def echo_reason(answer: str, pad: Scratchpad, reserved_names: set[str], prompt_texts: tuple[str, ...]) -> str | None:
+    """Why the answer is an echo of the prompt: a field, tool, strategy or label name, DSPy's
+    placeholder, the question itself, a text of the prompt's own, or a passage handed back whole."""
+    said = normalize_query(answer)
+    if any(p in said for p in DSPY_PLACEHOLDERS):
+        return "the answer is DSPy's placeholder for a missing field"
+    names = {normalize_query(n.replace("_", " ")) for n in reserved_names} | set(ANSWERABILITY) | {"unknown"}
+    if said in names or said.replace(" ", "_") in {n.lower() for n in reserved_names}:
+        return f"the answer is the name {answer.strip()!r} from the prompt, not an answer"
+    if said == normalize_query(pad.question):
+        return "the answer repeats the question"
+    if any(said == normalize_query(text) for text in prompt_texts if text.strip()):
+        return "the answer repeats a text of the prompt (a caveat, a query or guidance)"
+    if len(said.split()) >= DUMPED_WORDS and any(said in normalize_query(f"{f.title} {f.text}") for f in pad.facts):
+        return f"the answer hands back a passage word for word ({len(said.split())} words), not an answer"
+    return None
+
+
+def unsupported_reason(answer: str, pad: Scratchpad) -> str | None:
+    """Why nothing read supports the answer, by the kind of answer: "yes" or "no" and an option
+    the question names need facts about the things they compare; any other answer needs its
+    names and numbers in the facts, and at least half of its other words."""
+    if not pad.facts:
+        return "no passage was read, so nothing supports the answer"
+    read = _read(pad)
+    options = question_options(pad.question)
+    chosen = [o for o in options if normalize_query(o) in normalize_query(answer)]
+    if _YES_NO.match(answer) or chosen:
+        about = chosen or options or named_entities(pad.question.split(maxsplit=1)[-1])
+        unread = [thing for thing in about if _words(thing) and not _words(thing) & read]
+        return f"no passage read speaks of {', '.join(unread)}" if unread else None
+    asked = _words(pad.question)
+    names = {w for w in _words(" ".join(named_entities(answer)) + " " + " ".join(re.findall(r"\d[\d,.]*", answer)))}
+    unread_names = sorted(names - read - asked)
+    if unread_names:
+        return f"no passage read holds {', '.join(unread_names)}"
+    others = _words(answer) - names - asked
+    if others and len(others - read) > len(others) / 2:
+        return f"most of the answer's words are in no passage read ({', '.join(sorted(others - read)[:4])})"
+    return off_subject_reason(answer, pad)
+
+
+def off_subject_reason(answer: str, pad: Scratchpad) -> str | None:
+    """Why the answer comes from passages about something else: the passages holding its words
+    neither name the question's subject nor share a name with a passage that does (the next hop
+    of a multi-hop question does). "The capital of Ohio" is not answered by "New York" read in a
+    passage about New York beside one about Ohio."""
+    subject = _words(" ".join(question_subjects(pad.question)))
+    about = [f for f in pad.facts if subject & _words(f"{f.title} {f.text}")]
+    wanted = _words(answer) - _words(pad.question)
+    holding = [f for f in pad.facts if wanted and wanted <= _words(f"{f.title} {f.text}")]
+    if not subject or not about or not holding or any(f in about for f in holding):
+        return None
+    linked = _words(" ".join(named_entities(" ".join(f"{f.title} {f.text}" for f in about)))) - subject
+    if any(linked & _words(" ".join(named_entities(f"{f.title} {f.text}"))) for f in holding):
+        return None
+    return f"the answer comes from a passage about something else ({holding[0].title}), not about {', '.join(question_subjects(pad.question))}"
+
+
+def answer_support(answer: str, question: str, facts: list[Fact]) -> float:
+    """How surely the sentence holding the answer answers the question (`reader.support` of the
+    best sentence that holds most of the answer's words): what the reader's own spans must reach."""
+    wanted = _words(answer)
+    best = 0.0
+    for fact in facts:
+        for sentence in sentences(fact.text):
+            held = wanted & _words(sentence)
+            if wanted and len(held) * 2 >= len(wanted):
+                best = max(best, support(question, sentence, fact))
+    return best
+
+
+def kind_reason(answer: str, question: str) -> str | None:
+    """Why the answer is not of the kind asked for ("who" answered by a date), for the small
+    profile. A number in words is a number; the question's own words do not make the fit."""
+    asked = {w.lower() for w in re.findall(r"\w+", question)}
+    new_part = " ".join(w for w in re.findall(r"[\w'’.,-]+", answer) if w.lower().strip(".,") not in asked)
+    new_part = " ".join(NUMBER_WORDS_TO_DIGITS.get(w.lower(), w) for w in new_part.split())
+    kinds = [k for k in expected_answer_types(question) if k != "yes_no"]
+    unfit = [k for k in kinds if not fits_type(new_part, k)]
+    return f"the answer holds no {unfit[0]} of its own, the kind the question asks for" if unfit else None
+
+
+
+def answer_failure(answer: str, pad: Scratchpad, reserved_names: set[str], prompt_texts: tuple[str, ...] = (),
+                   small: bool = False, min_support: float = 0.0) -> str | None:
+    """The first named failure of the model's answer, or None: the answer is used as written."""
+    if not answer.strip():
+        return "the model gave no answer"
+    if reason := echo_reason(answer, pad, reserved_names, prompt_texts):
+        return reason
+    if REPEATED_RUN.search(answer.replace(" ", "")) or repeats_itself(answer):
+        return "the answer repeats itself (a run of repeated characters or words)"
+    if is_abstention(answer):
+        return None  # "the passages do not say" is an answer
+    if reason := unsupported_reason(answer, pad):
+        return reason
+    if small and not _YES_NO.match(answer) and not question_options(pad.question):
+        if reason := kind_reason(answer, pad.question):
+            return reason
+        if (sure := answer_support(answer, pad.question, pad.facts)) < min_support:
+            return (f"no sentence holding the answer answers the question surely enough "
+                    f"(support {sure:.2f} < {min_support:.2f})")
+    return None
