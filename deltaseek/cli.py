@@ -19,6 +19,7 @@ from pydantic import ValidationError
 from deltaseek.errors import CorpusError, DeltaSeekError, UsageError
 from deltaseek.bundled import labeled_set
 from deltaseek.optimize import benchmark
+from deltaseek.optimize import calibrate as calibration
 from deltaseek.optimize.compare import compare, format_table
 from deltaseek.optimize.scenario_lms import SCENARIOS, scenario_lm
 from deltaseek.optimize.compile import OPTIMIZERS, compile_program
@@ -31,7 +32,7 @@ from deltaseek.optimize.tracking import Tracker
 from deltaseek.programs.agent import AgentSettings, DeltaSeek, run_question, save_program
 from deltaseek.programs.agent.program_file import UNCOMPILED, default_program_path, load_state_into
 from deltaseek.programs.index import CorpusIndex, read_corpus
-from deltaseek.programs.lm import configure_lm, is_fatal_lm_error, make_lm
+from deltaseek.programs.lm import adapter_for, configure_lm, is_fatal_lm_error, make_lm
 from deltaseek.programs.tools import build_tools, load_passages, parse_target
 
 RESULTS_DIR = "results"
@@ -214,7 +215,9 @@ def register_optimize_commands(subparsers) -> None:
     bench.add_argument("--scenario", choices=("model", *SCENARIOS), default="model",
                        help="model: the LM given by --lm (default the embedded one); stubborn: an LM that answers "
                             "every prompt with the same tool call; garbage: an LM whose replies never parse; echo: an "
-                            "LM whose replies parse but echo field names, so the program's own moves are measured")
+                            "LM whose replies parse but echo field names, so the program's own moves are measured; oracle: "
+                            "a capable LM that gives each question's labeled answer (or says the passages do not "
+                            "say), so what the checks keep of right answers is measured")
     bench.add_argument("--budget", type=int, default=8, help="the step budget every program gets (default: 8)")
     bench.add_argument("--json-out", help="write the table as JSON here too (default: results/bench-TIME.json)")
     add_agent_options(bench)
@@ -223,6 +226,23 @@ def register_optimize_commands(subparsers) -> None:
     benchmark.add_options(bench)
     bench.add_argument("--debug", action="store_true", default=argparse.SUPPRESS)
     bench.set_defaults(handler=cmd_bench)
+
+
+    calibrate = subparsers.add_parser("calibrate", help="calibrate the reader's abstention threshold on labeled "
+                                                         "questions with unanswerable ones")
+    calibrate.add_argument("--dataset", required=True, help="labeled questions, some of them `unlikely`")
+    calibrate.add_argument("--split", choices=SPLIT_CHOICES, default="train",
+                           help="which part to calibrate on: the part read while writing rules (default: train)")
+    calibrate.add_argument("--limit", type=int, help="only the first N examples of the split")
+    calibrate.add_argument("--scenario", choices=("echo", "model"), default="echo",
+                           help="echo (default): the program's own moves with the small profile, in seconds and "
+                                "without a model; model: the LM given by --lm")
+    calibrate.add_argument("--max-false-abstention", type=float, default=0.25,
+                           help="the share of answerable questions the reader may abstain on (default: 0.25)")
+    add_agent_options(calibrate)
+    add_tracking_options(calibrate)
+    calibrate.add_argument("--debug", action="store_true", default=argparse.SUPPRESS)
+    calibrate.set_defaults(handler=cmd_calibrate)
 
 
 def add_tracking_options(parser: argparse.ArgumentParser) -> None:
@@ -423,12 +443,14 @@ def cmd_bench(args) -> int:
     tools = build_tools(args.tools or "local", lambda: CorpusIndex.open(args.corpus), use_cache=not args.no_cache)
     # DSPy's cache off: a call answered from an earlier run would make its seconds and tokens a lie.
     lm = configure_lm(args.lm, args.api_base, cache=False) if args.scenario == "model" else \
-        scenario_lm(args.scenario, tools[0].name)
+        scenario_lm(args.scenario, tools[0].name, examples)
+    # the oracle stands for a capable model: DSPy's chat format, as such a model is asked
+    adapter = dspy.ChatAdapter() if args.scenario == "oracle" else None
     from tqdm import tqdm
 
     with tqdm(total=len(examples), desc=f"bench {args.scenario}", unit="q", file=sys.stderr) as bar:
         rows = compare(examples, tools, lm, budget=args.budget, compiled_path=args.program if args.program not in
-                       (None, UNCOMPILED) else None, progress=lambda: bar.update(1))
+                       (None, UNCOMPILED) else None, progress=lambda: bar.update(1), adapter=adapter)
     print(format_table(rows))
     table = {row.program: row.summary() for row in rows}
     out = Path(args.json_out or Path(RESULTS_DIR) / f"bench-{args.scenario}-{timestamp()}.json")
@@ -441,6 +463,41 @@ def cmd_bench(args) -> int:
             tracker.log_params({"command": "bench", "program": program, "dataset": dataset, "split": args.split,
                                 "scenario": args.scenario, "lm": getattr(lm, "model", ""), "budget": args.budget})
             tracker.log_metrics({k: v for k, v in summary.items() if v is not None})
+    return 0
+
+
+def cmd_calibrate(args) -> int:
+    """The reader's abstention threshold for this labeled set: a table of thresholds and the one chosen."""
+    positive("--limit", args.limit)
+    if not 0 <= args.max_false_abstention <= 1:
+        raise UsageError(f"--max-false-abstention must be between 0 and 1, got {args.max_false_abstention}")
+    examples = select(load_dataset(args.dataset).examples, args.split, args.limit)
+    if not examples:
+        raise UsageError(f"{args.dataset}: the {args.split} split holds no examples (try --split all)")
+    if not args.corpus:
+        args.corpus = corpora_for(examples) or None
+    program = build_program(args)
+    if args.scenario == "echo":  # the program's own moves, as the small profile makes them
+        lm = scenario_lm("echo", program.tool_names[0])
+        program.settings = program.settings.model_copy(update={"profile": "small"})
+    else:
+        lm = configure_lm_from(args)
+    from tqdm import tqdm
+
+    with dspy.context(lm=lm, adapter=adapter_for(lm)), \
+            tqdm(total=len(examples), desc="calibrate", unit="q", file=sys.stderr) as bar:
+        outcomes = calibration.collect(program, examples, progress=lambda: bar.update(1))
+    chosen, table = calibration.choose(outcomes, args.max_false_abstention)
+    print(calibration.format_table(table, chosen))
+    print(f"reader_min_confidence = {chosen.threshold:.2f} ({args.dataset}, {args.split} split, {len(examples)} "
+          f"questions, {sum(not o.answerable for o in outcomes)} unanswerable; false abstention at most "
+          f"{args.max_false_abstention:.0%})")
+    with Tracker(args.tracking_uri, run_name="calibrate", traces=False, experiment=args.experiment) as tracker:
+        tracker.log_params({"command": "calibrate", "dataset": args.dataset, "split": args.split,
+                            "scenario": args.scenario, "max_false_abstention": args.max_false_abstention})
+        tracker.log_metrics({"reader_min_confidence": chosen.threshold,
+                             "abstention_on_unanswerable": chosen.abstention_on_unanswerable,
+                             "false_abstention": chosen.false_abstention, "f1_answerable": chosen.f1_answerable})
     return 0
 
 

@@ -214,8 +214,10 @@ def build_programs(tools: list[SearchTool], budget: int, log: list, compiled_pat
 
 
 def compare(examples: list[dspy.Example], tools: list[SearchTool], lm: dspy.BaseLM, budget: int = 8,
-            compiled_path: str | None = None, progress: Callable | None = None) -> list[Row]:
-    """Every program on every example, with the same LM, tools and step budget."""
+            compiled_path: str | None = None, progress: Callable | None = None,
+            adapter: dspy.Adapter | None = None) -> list[Row]:
+    """Every program on every example, with the same LM, tools and step budget. `adapter`: the
+    format deltaseek's calls use (default: the embedded model's own, else DSPy's JSON adapter)."""
     log: list[tuple[str, str]] = []
     programs = build_programs(tools, budget, log, compiled_path)
     names = echo_names([t.name for t in tools])
@@ -224,9 +226,8 @@ def compare(examples: list[dspy.Example], tools: list[SearchTool], lm: dspy.Base
         for name, program in programs.items():
             # deltaseek's guarded decoding wants the JSON adapter (the embedded model's own); ReAct and
             # ReActV2 their default.
-            json_adapter = adapter_for(lm) if is_embedded(lm) else dspy.JSONAdapter()
-            adapter = json_adapter if name.startswith("deltaseek") else dspy.ChatAdapter()
-            with dspy.context(lm=lm, adapter=adapter):
+            json_adapter = adapter or (adapter_for(lm) if is_embedded(lm) else dspy.JSONAdapter())
+            with dspy.context(lm=lm, adapter=json_adapter if name.startswith("deltaseek") else dspy.ChatAdapter()):
                 run = run_one(name, program, example.question, log, budget, names)
             rows[name].runs.append(run)
             prediction = {"answer": run.answer if not run.raised else None, "answerability": run.answerability,

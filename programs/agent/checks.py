@@ -89,14 +89,26 @@ def unsupported_reason(answer: str, pad: Scratchpad) -> str | None:
         unread = [thing for thing in about if _words(thing) and not _words(thing) & read]
         return f"no passage read speaks of {', '.join(unread)}" if unread else None
     asked = _words(pad.question)
-    names = {w for w in _words(" ".join(named_entities(answer)) + " " + " ".join(re.findall(r"\d[\d,.]*", answer)))}
-    unread_names = sorted(names - read - asked)
+    names = _words(" ".join(named_entities(answer))) | {w for w in _words(answer) if re.search(r"\d", w)}
+    facts_text = " ".join(f"{f.title} {f.text}" for f in pad.facts)
+    unread_names = sorted(n for n in names - read - asked if not abbreviates(n, facts_text))
     if unread_names:
         return f"no passage read holds {', '.join(unread_names)}"
-    others = _words(answer) - names - asked
-    if others and len(others - read) > len(others) / 2:
-        return f"most of the answer's words are in no passage read ({', '.join(sorted(others - read)[:4])})"
+    others = {w[:4] for w in _words(answer) - names - asked}  # "western" is read where "West" is
+    unread = others - {w[:4] for w in read | asked}
+    if others and len(unread) > len(others) / 2:
+        return f"most of the answer's words are in no passage read ({', '.join(sorted(unread)[:4])})"
     return off_subject_reason(answer, pad)
+
+
+def abbreviates(word: str, text: str) -> bool:
+    """Whether `word` is the initials of a run of capitalized words in the text ("u.s" of
+    "United States", "nasa" of "National Aeronautics and Space Administration")."""
+    letters = re.sub(r"[^a-z]", "", word.lower())
+    if not 2 <= len(letters) <= 6:
+        return False
+    runs = re.findall(r"[A-Z][\w'’-]*(?:\s+(?:(?:of|and|for|the|de)\s+)*[A-Z][\w'’-]*)+", text)
+    return any("".join(w[0] for w in run.split() if w[0].isupper()).lower() == letters for run in runs)
 
 
 def off_subject_reason(answer: str, pad: Scratchpad) -> str | None:

@@ -460,9 +460,10 @@ class DeltaSeek(dspy.Module):
         else:
             proposal = self.synthesize_answer(pad, missing)
         # handed back, the texts the LM was given (what is missing, the queries run) are echoes, not findings
-        given = (*missing, *text.STOP_CAVEATS.values(), *pad.tried_queries, pad.question)
+        # (a query may be the answer's own name: only the texts of the prompt's own count for the answer)
+        given = (*missing, *text.STOP_CAVEATS.values())
         final = self.final_answer(pad, proposal, reading, missing_subjects, given)
-        given_facts = (*given, *(f"[{f.source}] {f.title}: {f.text}" for f in pad.facts))
+        given_facts = (*given, *pad.tried_queries, pad.question, *(f"[{f.source}] {f.title}: {f.text}" for f in pad.facts))
         caveats = (guard.keep_meaningful(proposal.caveats, pad, self.reserved_names, given_facts)
                    + state_caveats(pad, stop, final, proposal.asked))
         assumptions = guard.keep_meaningful(proposal.assumptions, pad, self.reserved_names, given_facts) + ambiguous_terms(pad)

@@ -14,7 +14,7 @@ import re
 from dataclasses import dataclass, replace
 from typing import Literal
 
-from deltaseek.programs.text import meaningful_tokens, named_entities, stopwords
+from deltaseek.programs.text import meaningful_tokens, named_entities, normalize_query, stopwords
 
 AnswerType = Literal["person", "place", "date", "number", "address", "yes_no", "entity", "other"]
 
@@ -73,14 +73,27 @@ question's own: "What is the snowfall in the city where X formed?" asks for a fi
 _PARTS = re.compile(r",?\s+and\s+(?=(?:who|whom|whose|where|when|what|which|how|in what)\b)", re.I)
 
 
+_TRAILING_ASK = re.compile(r"\b(?:(?:to|of|for|by|at|in|on|from|with|per)\s+)?(?:what|which|who|whom|whose|when|where|"
+                           r"how (?:many|much|long|old))\b(?:\s+[\w'’-]+){0,2}\s*\?*\s*$", re.I)
+"""A question word at the end asks as one at the start does: "She gave the prize to which school?",
+"Filming began when?", "The song was written by whom?". Followed by more than two words it opens
+a relative clause instead ("the city where the band was founded")."""
+
+
 def part_type(part: str) -> AnswerType:
-    """The type one clause asks for, from its leading question words ("address" anywhere)."""
+    """The type one clause asks for, from its leading question words ("address" anywhere), else
+    from a question word that ends it."""
     if QUESTION_TYPES[0][0].search(part):
         return "address"
     for pattern, kind in QUESTION_TYPES[1:]:
         match = pattern.search(part)
         if match and match.start() <= LEAD_CHARS:
             return kind
+    trailing = _TRAILING_ASK.search(part)
+    if trailing:
+        asked = re.sub(r"^(?:(?:to|of|for|by|at|in|on|from|with|per)\s+)", "", trailing.group(0), flags=re.I)
+        kind = next((k for pattern, k in QUESTION_TYPES[1:] if pattern.match(asked)), "other")
+        return "other" if kind == "yes_no" else kind
     return "other"
 
 
@@ -151,6 +164,8 @@ def candidate_spans(sentence: str, kind: AnswerType) -> list[tuple[str, int]]:
             if not words:
                 continue
             span = " ".join(words).rstrip(".,")
+            if len(re.findall(r"[^\W\d_]", span)) < 2:
+                continue  # "C" of "-89 °C", "A" opening a sentence: a letter is no name
             if kind != "person" and (_DATE.match(span) or span.split()[0] in _MONTHS.split("|")):
                 continue  # "in February", "December 2010": a date, not a place or a named thing
             offset = sentence.find(words[0]) if kind == "person" else match.start()
@@ -292,12 +307,34 @@ MISSING_NAME_COST = 0.5
 passage that says 1996 is another event."""
 
 
+_COUNT_WORDS = re.compile(r"\b(?:(?:twenty|thirty|forty|fifty|sixty|seventy|eighty|ninety)-?)?(?:one|two|three|four|five|"
+                          r"six|seven|eight|nine|ten|eleven|twelve|first|second|third|fourth|fifth|sixth|seventh|"
+                          r"eighth|ninth|tenth|eleventh|twelfth|hundred|thousand|million|billion)(?:th)?\b", re.I)
+"""Numbers and ordinals in words: as much a name of one thing as a figure ("the thirty-fourth film")."""
+_NEGATION = re.compile(r"\b(?:not|never|no longer|n['’]t|neither|nor)\b", re.I)
+_NAME_RUN = re.compile(r"\b[A-Z][\w'’-]*(?:\s+(?:(?:of|the|de|van|von)\s+)?[A-Z][\w'’-]*)+")
+
+
+def _rest(question: str) -> str:
+    """The question after its opening word, which grammar capitalizes ("Describe", "Were", "Qui")."""
+    return question.split(maxsplit=1)[1] if len(question.split()) > 1 else ""
+
+
 def question_names(question: str) -> set[str]:
-    """The question's names and numbers, as word stems: capitalized words after its first
-    (a sentence's opening word is capitalized by grammar: "Describe", "Were", "Qui") and figures."""
-    rest = question.split(maxsplit=1)[1] if len(question.split()) > 1 else ""
-    names = meaningful_tokens(" ".join(named_entities(rest))) | set(re.findall(r"\d[\d,.]*\d|\d", rest))
+    """The question's names and numbers, as word stems: capitalized words after its opening
+    word, figures, and numbers or ordinals in words."""
+    rest = _rest(question)
+    names = (meaningful_tokens(" ".join(named_entities(rest))) | set(re.findall(r"\d[\d,.]*\d|\d", rest))
+             | {m.lower() for m in _COUNT_WORDS.findall(rest)})
     return {_stem(w) for w in names}
+
+
+def unmatched_name_runs(question: str, passage: str) -> list[str]:
+    """Names of several words in the question that the passage never writes as one phrase:
+    "the Vey Bridge" asked of a passage that names "the Vey" and "Tern Bridge" apart."""
+    said = f" {normalize_query(passage)} "
+    runs = [re.sub(r"^(?:The|A|An)\s+", "", run) for run in _NAME_RUN.findall(_rest(question))]
+    return [run for run in runs if len(run.split()) > 1 and f" {normalize_query(run)} " not in said]
 
 
 def _stem(word: str) -> str:
@@ -314,7 +351,9 @@ def support(question: str, sentence: str, fact) -> float:
     sentence or its passage's title holds, less `MISSING_NAME_COST` for each name or number of the
     question the whole passage lacks. "When did the bridge over the Vey river open?" is well
     supported by "The bridge across the Vey opened in 1911." and poorly by "The tunnel under the
-    Vey opened in 1911." (no bridge), or by a passage about another river."""
+    Vey opened in 1911." (no bridge), or by a passage about another river. A name of several
+    words the passage never writes as one phrase, and a negation the sentence lacks, cost as
+    much as a missing name."""
     names = question_names(question)
     terms = {_stem(w) for w in meaningful_tokens(question)} | names
     if not terms:
@@ -324,6 +363,9 @@ def support(question: str, sentence: str, fact) -> float:
     weight = {t: NAME_WEIGHT if t in names else 1.0 for t in terms}
     share = sum(w for t, w in weight.items() if t in near) / sum(weight.values())
     missing = sum(1 for t in names if t not in passage)
+    missing += len(unmatched_name_runs(question, f"{fact.title} {fact.text}"))
+    if _NEGATION.search(question) and not _NEGATION.search(sentence):
+        missing += 1  # "Who was not invited?" is not answered by a sentence saying who was
     return round(max(0.0, share - MISSING_NAME_COST * missing), 3)
 
 
