@@ -118,7 +118,7 @@ def test_a_question_s_opening_word_is_never_a_subject():
     assert guard.question_subjects("Were Ann Holt and Bo Sim of the same nationality?") == ["Ann", "Holt", "Bo", "Sim"]
     assert guard.question_subjects("Describe the Vey bridge.") == ["Vey"]
     assert guard.question_subjects("Qui a créé le langage Ruby ?") == ["Ruby"]
-    assert guard.question_subjects("Yukihiro Matsumoto was born where?") == ["Yukihiro", "Matsumoto"]
+    assert guard.question_subjects("Ada Lind was born where?") == ["Ada", "Lind"]
 
 
 def test_grounded_answers_share_terms_with_the_facts():

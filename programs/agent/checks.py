@@ -18,7 +18,7 @@ import re
 from deltaseek.metrics.contract import says_no_answer
 from deltaseek.programs.agent.guardrails import (DSPY_PLACEHOLDERS, NUMBER_WORDS, REPEATED_RUN, question_subjects,
                                                 repeats_itself)
-from deltaseek.programs.agent.reader import expected_answer_types, fits_type, sentences, support
+from deltaseek.programs.agent.reader import expected_answer_types, fits_type, question_options, sentences, support
 from deltaseek.programs.agent.scratchpad import Fact, Scratchpad
 from deltaseek.programs.text import meaningful_tokens, named_entities, normalize_query
 from deltaseek.signatures import ANSWERABILITY
@@ -26,8 +26,6 @@ from deltaseek.signatures import ANSWERABILITY
 DUMPED_WORDS = 30
 """An answer this long that stands word for word in a fact is the passage handed back, not an
 answer; a shorter stretch of a passage ("singing and dancing") is how answers are written."""
-_OPTION = r"(?:the |a |an )?[A-Z0-9][\w'’.&-]*(?:\s+(?:of |the |and |de |van |von )*[A-Z0-9][\w'’.&-]*)*"
-_OPTIONS = re.compile(rf"(?P<a>{_OPTION}),?\s+or\s+(?P<b>{_OPTION})")
 _YES_NO = re.compile(r"^\s*(?:yes|no)\b", re.I)
 NUMBER_WORDS_TO_DIGITS = {word: digit for digit, word in NUMBER_WORDS.items()}
 
@@ -35,17 +33,6 @@ NUMBER_WORDS_TO_DIGITS = {word: digit for digit, word in NUMBER_WORDS.items()}
 def is_abstention(answer: str) -> bool:
     """The answer declines to assert anything: "The passages do not say", "No information found"."""
     return says_no_answer(answer)
-
-
-def question_options(question: str) -> list[str]:
-    """The things a choice question names for its answer to pick from: "Who was born first,
-    Ada Brandt or Olaf Sund?" -> ["Ada Brandt", "Olaf Sund"]."""
-    match = None
-    for match in _OPTIONS.finditer(question):
-        pass  # the last "A or B" of the question is the choice it ends on
-    if match is None:
-        return []
-    return [re.sub(r"^(?:the|a|an) ", "", match.group(g), flags=re.I).strip() for g in ("a", "b")]
 
 
 def _words(text: str) -> set[str]:
@@ -114,8 +101,8 @@ def abbreviates(word: str, text: str) -> bool:
 def off_subject_reason(answer: str, pad: Scratchpad) -> str | None:
     """Why the answer comes from passages about something else: the passages holding its words
     neither name the question's subject nor share a name with a passage that does (the next hop
-    of a multi-hop question does). "The capital of Ohio" is not answered by "New York" read in a
-    passage about New York beside one about Ohio."""
+    of a multi-hop question does). "The capital of Veltria" is not answered by "Tarbury" read in a
+    passage about Tarbury beside one about Veltria."""
     subject = _words(" ".join(question_subjects(pad.question)))
     about = [f for f in pad.facts if subject & _words(f"{f.title} {f.text}")]
     wanted = _words(answer) - _words(pad.question)

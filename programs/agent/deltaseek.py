@@ -96,8 +96,9 @@ class DeltaSeek(dspy.Module):
 
     @property
     def reserved_names(self) -> set[str]:
-        """Names from the prompt itself: tools, the step's fields and the search strategies."""
-        return set(self.tools) | set(self.step_delta.signature.fields) | set(guard.STRATEGIES)
+        """Names from the prompt itself: tools, every signature's fields and the search strategies."""
+        fields = {name for _, predictor in self.named_predictors() for name in predictor.signature.fields}
+        return set(self.tools) | fields | set(guard.STRATEGIES)
 
     def forward(self, question: str) -> dspy.Prediction:
         pad = Scratchpad(question=check_question(question))

@@ -12,7 +12,8 @@ from dataclasses import dataclass, field
 
 from deltaseek.programs.agent import guardrails as guard
 from deltaseek.programs.agent.guardrails import NUMBER_WORDS
-from deltaseek.programs.agent.reader import (Extracted, bridge_phrase, candidate_spans, expected_answer_types, extract_answer,
+from deltaseek.programs.agent.reader import (Extracted, bridge_phrase, candidate_spans, compare_options, compare_pair,
+                                             expected_answer_types, extract_answer,
                                              metric_phrase, resolve_bridges, sentences,
                                              states_the_metric)
 from deltaseek.programs.agent.scratchpad import Fact, Scratchpad
@@ -50,6 +51,9 @@ def read_evidence(pad: Scratchpad, min_confidence: float = 0.0) -> Reading:
     if not pad.facts or guard.subjects_missing_from_facts(pad):
         # "no source mentions it" holds only once a search has asked for it
         return Reading(answerability="unknown" if guard.unsearched_subjects(pad) else "unlikely")
+    compared = compare_options(pad.question, pad.facts) or compare_pair(pad.question, pad.facts)
+    if compared:  # two named things and an attribute: each side read, the answer from the comparison
+        return Reading(spans=[compared], answerability="direct")
     kinds = expected_answer_types(pad.question)
     if set(kinds) <= {"other", "yes_no"}:
         if unfollowed_bridge(pad):

@@ -57,8 +57,8 @@ def heuristic_query(pad: Scratchpad, strategy: str) -> str | None:
     """A deterministic query when the LM gives none usable, for the strategies that need no
     world knowledge. `narrower` is pseudo-relevance feedback: the question's terms plus the
     terms the facts found repeat most that no query has used yet. `bridge` is a multi-hop
-    question's next hop: its terms with the bridge the facts resolved ("the association which
-    published X" -> "American Psychological Association") in place of the clue already searched.
+    question's next hop: its terms with the bridge the facts resolved ("the guild which
+    published X" -> "Tarbury Writers' Guild") in place of the clue already searched.
     Once a bridge is resolved, the other strategies build on the resolved question too."""
     question = resolve_bridges(pad.question, pad.facts)
     keywords = sorted(meaningful_tokens(question))

@@ -119,7 +119,7 @@ def answer_is_grounded(answer: str, pad: Scratchpad) -> bool:
     """Whether the answer adds at least one meaningful term that a fact about the question's
     subject contains and the question does not: restating the question ("the creator of Ruby was
     born ...") or a placeholder ("{answer}") is not an answer, and neither is a term from a fact
-    about something else ("New York City" for the capital of Ohio)."""
+    about something else ("Tarbury" for the capital of Veltria)."""
     added = meaningful_tokens(answer) - meaningful_tokens(pad.question)
     subject = meaningful_tokens(" ".join(named_entities(pad.question)))
     about = [f for f in pad.facts if subject <= meaningful_tokens(f.title + " " + f.text)] or pad.facts
@@ -138,7 +138,7 @@ def quotes_a_fact(answer: str, pad: Scratchpad, words: int = COPIED_WORDS) -> bo
 def question_subjects(question: str) -> list[str]:
     """The names a question is about: its capitalized words, but not its opening word, which
     grammar capitalizes ("Were", "List", "Describe", "Qui"), unless a name goes on after it
-    ("Yukihiro Matsumoto was born where?")."""
+    ("Ada Lind was born where?")."""
     words = question.split()
     opening = named_entities(words[0]) if words else []
     rest = named_entities(" ".join(words[1:]))
@@ -180,12 +180,12 @@ REPEATED_RUN = re.compile(r"(.{1,3})\1{3,}")
 
 
 MIN_ITEM_WORDS = 4
-"""A caveat or assumption shorter than this is a fragment ("1. Yukihiro Matsumoto"), not a statement."""
+"""A caveat or assumption shorter than this is a fragment ("1. Ada Lind"), not a statement."""
 
 
 def repeats_itself(text: str, times: int = 3) -> bool:
     """Degenerate output: a run of two to four words that comes back `times` times or more
-    ("The New York Times (The New York Times) (The New York Times ...")."""
+    ("The Tarbury Herald (The Tarbury Herald) (The Tarbury Herald ...")."""
     words = normalize_query(text).split()
     for n in (2, 3, 4):
         grams = [" ".join(words[i:i + n]) for i in range(len(words) - n + 1)]
@@ -225,9 +225,9 @@ def reject_junk_query(query: str, pad: Scratchpad, reserved_names: set[str]) -> 
 
 MAX_INVENTED_WORDS = 8
 """A query adding more words than this that neither the question nor a fact holds is a sentence the
-model wrote ("The creator of Ruby born in 2010 in the city of London, UK, is a renowned ..."):
-its made-up words outweigh the subject in the ranking. Eight new names still pass (the seven
-companies of an expanded "magnificent 7")."""
+model wrote ("The designer of Tern born in 2010 in the city of Lundby, a renowned ..."): its
+made-up words outweigh the subject in the ranking. Eight new names still pass (the members of a
+group the question names only by its nickname, spelled out)."""
 
 
 def uncovered_terms(pad: Scratchpad) -> list[str]:

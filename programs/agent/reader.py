@@ -25,18 +25,18 @@ _NUMBER = re.compile(r"(?<![\w.])(?:US\$|\$|€|£)?\d[\d,]*(?:\.\d+)?(?:\s?(?:%
                      r"|\b(?:tens|hundreds|thousands|millions|billions) of \w+")
 _STREET = r"(?:Avenue|Street|Road|Boulevard|Lane|Drive|Way|Place|Square|Plaza|Parkway|Court|Ave\.|St\.|Blvd\.|Rd\.)"
 _ADDRESS = re.compile(rf"\b\d{{1,5}}(?:[-–]\d{{1,5}})? (?:[A-Z0-9][\w'.-]* ){{0,4}}{_STREET}")
-# Capitalized words, with the small words names carry inside them ("Guido van Rossum").
+# Capitalized words, with the small words names carry inside them ("Anna van Dijk").
 _NAME = re.compile(r"\b[A-Z][\w'’.-]*(?:\s+(?:(?:van|von|de|der|da|del|di|le|bin)\s+)?[A-Z][\w'’.-]*)*")
 _QUOTED = re.compile(r"\s*[\"“”][^\"“”]{1,30}[\"“”]\s*")
 _NAME_BEFORE_NUMBER = re.compile(r"(?:^|\s)([A-Z][\w.+-]*|\w+&\w+)\s$")
 _QUANTITY_WORDS = frozenset("nearly around almost roughly approximately less exactly circa since top".split())
 """Words that open a sentence before an amount ("Roughly 500 ...") without naming anything."""
 _PLACE_CUE = re.compile(r"\b(?:in|at|from|near|to)(?:\s+(?:the\s+)?(?:north|south|east|west|central)[a-z]*)?\s*$")
-"""What stands before a place: "in Osaka", "in southern Zimbabwe", "in the central Hiran region"."""
+"""What stands before a place: "in Tarbury", "in southern Veltria", "in the central Moss region"."""
 _PRONOUN = re.compile(r"\b(?:he|she|they|it|his|her|its)\b", re.I)
 _OPENING_PRONOUN = re.compile(r"(?:It|He|She|They)\b")
 _PAST_RANGE = re.compile(r"\b(?:served|former(?:ly)?|was previously|until)\b|\bfrom \d{4} to \d{4}\b", re.I)
-_SENTENCE_END = re.compile(r"(?<=[.!?])(?<!\b[A-Z]\.)\s+(?=[A-Z\"“(])")  # not after an initial: "G. Stanley Hall"
+_SENTENCE_END = re.compile(r"(?<=[.!?])(?<!\b[A-Z]\.)\s+(?=[A-Z\"“(])")  # not after an initial: "J. Edgar Lind"
 _PRESENT = re.compile(r"\b(?:is|are|current|currently|now|today)\b", re.I)
 # Words that make a capitalized run an institution, a place or a work rather than a person.
 _NOT_A_PERSON = frozenset("""assembly university college school state states senate house court company corporation
@@ -128,7 +128,7 @@ class Extracted:
 
 def in_a_name(before: str) -> bool:
     """Whether a number standing after `before` belongs to a name, not a figure: a capitalized
-    word ("Python 3.0", "the Boeing 747") or one joined by "&" ("S&P 500") stands right before
+    word ("Tern 2.0", "the Kestrel 400") or one joined by "&" ("R&D 100") stands right before
     it; a sentence's opening word that only qualifies an amount ("About 500 people") does not."""
     match = _NAME_BEFORE_NUMBER.search(before)
     if not match:
@@ -157,7 +157,7 @@ def candidate_spans(sentence: str, kind: AnswerType) -> list[tuple[str, int]]:
         text = _QUOTED.sub(" ", sentence) if kind == "person" else sentence
         spans = []
         for match in _NAME.finditer(text):
-            name = re.split(r"['’]s\b", match.group(0))[0]  # "Finland's currency": Finland; "It’s": a stopword
+            name = re.split(r"['’]s\b", match.group(0))[0]  # "Veltria's currency": Veltria; "It’s": a stopword
             words = [w for w in name.split() if w.lower() not in stopwords() or w[0].isupper()]
             while words and words[0].lower() in stopwords():
                 words.pop(0)  # "The", "In" open a sentence, they do not start a name
@@ -170,9 +170,9 @@ def candidate_spans(sentence: str, kind: AnswerType) -> list[tuple[str, int]]:
                 continue  # "in February", "December 2010": a date, not a place or a named thing
             offset = sentence.find(words[0]) if kind == "person" else match.start()
             if kind == "place" and not _PLACE_CUE.search(sentence[:max(0, match.start())]):
-                continue  # a place is where something is: "in Osaka", "at 620 ...", "from Japan"
+                continue  # a place is where something is: "in Tarbury", "at 12 ...", "from Veltria"
             if kind == "person" and len(words) == 1 and match.start() == 0 and not text.startswith(", who", match.end()):
-                continue  # one capitalized word opening a sentence is too often not a name ("Hall, who ..." is)
+                continue  # one capitalized word opening a sentence is too often not a name ("Lind, who ..." is)
             if kind == "person" and ({w.lower().strip(".,") for w in words} & _NOT_A_PERSON
                                      or not re.search(r"[a-z]{2}", span)):
                 continue  # an institution, or an abbreviation such as "U.S."
@@ -223,8 +223,8 @@ def rank_sentences(question_terms: set[str], facts: list, subject_terms: frozens
         sentence, fact = rows[int(i)]
         words = meaningful_tokens(fact.title + " " + fact.text)
         passage = len(question_terms & words) / len(question_terms)
-        # A passage that names all of the question's subject ("The New York Times") beats one that
-        # shares its common words ("New York"): the subject is what the answer must be about.
+        # A passage that names all of the question's subject ("The Tarbury Herald") beats one that
+        # shares its common words ("Tarbury"): the subject is what the answer must be about.
         about = len(subject_terms & words) / len(subject_terms) if subject_terms else 0.0
         ranked.append((float(score) + passage + 2.0 * about, sentence, fact))
     return sorted(ranked, key=lambda r: -r[0])
@@ -268,7 +268,7 @@ def extract_span(question: str, kind: AnswerType, facts: list, extra_terms: set[
             candidates.append(defined)
         containing = [(m.group(1).rstrip("."), m.start(1)) for m in _CONTAINED_IN.finditer(sentence)]
         if head in LARGE_PLACE_HEADS:
-            # "in Beitbridge District, Zimbabwe": the name after the comma is the larger unit asked for
+            # "in Moss District, Veltria": the name after the comma is the larger unit asked for
             candidates += containing
         if kind == "person" and candidate_spans(fact.title, "person") and _PRONOUN.search(sentence):
             # Encyclopedic passages speak of their subject as "he"/"she": the title stands in for it.
@@ -276,14 +276,14 @@ def extract_span(question: str, kind: AnswerType, facts: list, extra_terms: set[
             candidates.append((_title_name(fact), pronoun.start()))
         for span, offset in candidates:
             if kind == "person" and len(span.split()) == 1:
-                span = full_name(span, facts)  # "Tressel" -> "Jim Tressel"; "American" -> no name: dropped
+                span = full_name(span, facts)  # "Lind" -> "Ada Lind"; "American" -> no name: dropped
                 if span is None:
                     continue
             span_words = {w.lower() for w in re.findall(r"\w+", span)}
             if not span_words or span_words <= asked_words or span_words & unlike:
                 continue  # the question's own words are not its answer
             if span_words & asked_words and kind == "person":
-                continue  # "Ohio General Assembly" for a question about Ohio: a name from the question
+                continue  # "Veltria General Assembly" for a question about Veltria: a name from the question
             closeness = 1.0 / (1 + _distance(offset, anchor, sentence) / 4)
             named_as_asked = (head and (head in span_words or head in LARGE_PLACE_HEADS
                                         and (span, offset) in containing)
@@ -383,7 +383,7 @@ def asked_noun(question: str) -> str | None:
 
 def defined_title(fact, sentence: str, noun: str | None) -> tuple[str, int] | None:
     """An encyclopedic passage's title, when its sentence defines it as the kind of thing asked for
-    ("The markka was the currency of Finland"): the thing is named by the title, not in the sentence."""
+    ("The crown was the currency of Veltria"): the thing is named by the title, not in the sentence."""
     if not noun:
         return None
     title = _title_name(fact)
@@ -396,7 +396,7 @@ def defined_title(fact, sentence: str, noun: str | None) -> tuple[str, int] | No
 
 
 def _title_name(fact) -> str:
-    """A passage's title without its qualifier: "Ruby (programming language)" -> "Ruby"."""
+    """A passage's title without its qualifier: "Tern (compiler)" -> "Tern"."""
     return re.sub(r"\s*\(.*\)$", "", fact.title)
 
 
@@ -434,9 +434,8 @@ def states_the_metric(question: str, extracted: Extracted) -> bool:
 
 def extract_answer(question: str, facts: list) -> list[Extracted]:
     """One extracted span per part of the question, read with its bridges resolved from the facts
-    ("the first president of the association which published X" as "... of the American ...
-    Association"); later parts read with the earlier answers ("where was he born" after
-    "Yukihiro Matsumoto")."""
+    ("the first president of the guild which published X" as "... of the Tarbury Writers'
+    Guild"); later parts read with the earlier answers ("where was she born" after "Ada Lind")."""
     original, question = question, resolve_bridges(question, facts)
     kinds = expected_answer_types(question)
     found: list[Extracted] = []
@@ -452,10 +451,10 @@ def extract_answer(question: str, facts: list) -> list[Extracted]:
 
 PLACE_HEADS = frozenset("""country state city county town village region area location place birthplace province
 nation island district capital hometown""".split())
-"""Head nouns of a bridge that names a place: its entity is a place in the facts ("in Zimbabwe")."""
+"""Head nouns of a bridge that names a place: its entity is a place in the facts ("in Veltria")."""
 LARGE_PLACE_HEADS = frozenset("country state nation province".split())
-"""Places that contain others: named after a comma ("Gwanda District, Zimbabwe") or as what a
-region is part of ("the Hiran region of Somalia")."""
+"""Places that contain others: named after a comma ("Moss District, Veltria") or as what a
+region is part of ("the Moss region of Veltria")."""
 _CONTAINED_IN = re.compile(r"(?:(?<=[a-z]), |\b(?:region|province|state|district|county|part) of )"
                            r"([A-Z][\w.-]*(?: [A-Z][\w.-]*)*)")
 PERSON_HEADS = frozenset("""person man woman composer author performer performers director producer designer
@@ -474,13 +473,13 @@ _BRIDGES = [
     # "the association which published X", "the country where X is found", "the county in which X ..."
     re.compile(rf"\bthe (?:[a-z]+ ){{0,2}}?(?P<head>[a-z]+),? (?:(?:in|at|from|of|to|on|by|under|with) )?"
                rf"(?:which|that|who|whom|where|whose)\b(?P<clue>{_CLAUSE})"),
-    # "the country Signmark is from", "the company X is part of": a relative clause without its pronoun
+    # "the country Ada Lind is from", "the company X is part of": a relative clause without its pronoun
     re.compile(rf"\bthe (?:[a-z]+ ){{0,2}}?(?P<head>{_HEADS}) (?P<clue>{_ENTITY_RUN} (?:{_CLAUSE}))"),
-    # "the composer of Aschenbrodel", "the birthplace of X" (not "the village of X": that is its name)
+    # "the composer of Winter Lanterns", "the birthplace of X" (not "the village of X": that is its name)
     re.compile(rf"\bthe (?:[a-z]+ ){{0,2}}?(?P<head>{_NAMED_BY_ROLE}) of (?P<clue>{_ENTITY_RUN})"),
     # "the airport in birth place of X": a birthplace needs no article
     re.compile(rf"\b(?:the )?(?P<head>birth ?place|hometown) of (?P<clue>{_ENTITY_RUN})"),
-    # "Hello Love's performer", "Big Eye's main director", "Corey Taylor's city of birth"
+    # "Blue Harbor's performer", "Glass Tide's main director", "Ada Lind's city of birth"
     re.compile(rf"(?P<clue>{_ENTITY_RUN})['’]s (?:[a-z]+ ){{0,2}}?(?P<head>{_HEADS})(?: of birth)?\b"),
 ]
 
@@ -488,7 +487,7 @@ _BRIDGES = [
 @dataclass(frozen=True)
 class Bridge:
     """A phrase of the question naming something only another passage identifies: its head noun
-    ("association"), the clue that identifies it ("published Journal of ..."), where it stands."""
+    ("association"), the clue that identifies it ("published Tarbury Review"), where it stands."""
 
     head: str
     clue: str
@@ -503,13 +502,13 @@ class Bridge:
 
 def bridge_phrase(question: str) -> Bridge | None:
     """The innermost bridge of the question (the last to start: bridges nest to the right), if
-    the question asks something beyond it: "Who is the governor of Ohio?" asks for the governor
-    itself, "Where was the creator of Ruby born?" for something about the creator."""
+    the question asks something beyond it: "Who is the mayor of Tarbury?" asks for the mayor
+    itself, "Where was the designer of Tern born?" for something about the designer."""
     found = []
     for pattern in _BRIDGES:
         for m in pattern.finditer(question):
             found.append(Bridge(m.group("head"), m.group("clue").strip(), m.start(), m.end()))
-            # "the country that produced Fist Power taken by the British": where the clause's end is not
+            # "the country that produced Glass Tide taken by the navy": where the clause's end is not
             # marked, it may end with the name it holds, and the rest is the outer question again
             named = re.search(_ENTITY_RUN, m.group("clue"))
             if named and named.end() < len(m.group("clue").rstrip()):
@@ -538,8 +537,8 @@ def resolve_bridge(question: str, facts: list, asked: str = "") -> tuple[str, Ex
     naming = [f for f in facts if named <= meaningful_tokens(f.title + " " + f.text)]
     found = None
     for candidates, kind in ((about, bridge.kind), (naming, bridge.kind), (about, "entity"), (naming, "entity")):
-        if candidates and (kind == bridge.kind or bridge.kind == "place"):  # "a river in Hollin": no cue word
-            # what the clue names is not the bridge: "Barry Wesson's team" is not "Barry J. Wesson"
+        if candidates and (kind == bridge.kind or bridge.kind == "place"):  # "a river in Moss": no cue word
+            # what the clue names is not the bridge: "Ada Lind's team" is not "Ada M. Lind"
             found = extract_span(clue, kind, candidates, head=bridge.head, not_answers=f"{question} {asked}",
                                  unlike=frozenset(named))
         if found is not None:
@@ -571,3 +570,117 @@ def fits_type(answer: str, kind: AnswerType) -> bool:
     if kind == "number":
         return bool(_NUMBER.search(answer))
     return bool(_ADDRESS.search(answer))
+
+
+# --- comparisons: two named things and an attribute ------------------------------------------
+
+_OPTION = r"(?:the |a |an )?[A-Z0-9][\w'’.&-]*(?:\s+(?:of |the |and |de |van |von )*[A-Z0-9][\w'’.&-]*)*"
+_OPTIONS = re.compile(rf"(?P<a>{_OPTION}),?\s+or\s+(?P<b>{_OPTION})")
+_PAIR = re.compile(rf"(?P<a>{_OPTION})\s+and\s+(?P<b>{_OPTION})")
+_EARLIER = re.compile(r"\b(?:older|oldest|earlier|earliest|first|sooner)\b", re.I)
+_LATER = re.compile(r"\b(?:younger|youngest|later|latest|last|newer|newest|more recent|most recent)\b", re.I)
+_MORE = re.compile(r"\b(?:larger|largest|bigger|biggest|more|most|higher|highest|taller|tallest|longer|longest|"
+                   r"greater|heavier|wider|deeper)\b", re.I)
+_LESS = re.compile(r"\b(?:smaller|smallest|fewer|fewest|less|least|lower|lowest|shorter|shortest|lighter|narrower)\b",
+                   re.I)
+_YEAR = re.compile(r"\b(?:1[0-9]{3}|20[0-9]{2})\b")
+_DEMONYM = re.compile(r"\b[A-Z][a-z]+(?:ian|an|ese|ish|i|ic|ch)\b")
+"""A nationality or origin adjective: "Veltrian", "Japanese", "Danish", "Iraqi", "Icelandic", "French"."""
+
+
+def _strip_article(name: str) -> str:
+    return re.sub(r"^(?:the|a|an) ", "", name, flags=re.I).strip()
+
+
+def question_options(question: str) -> list[str]:
+    """The two things a choice question names for its answer: "Who was born first, Ada Brandt or
+    Olaf Sund?" -> ["Ada Brandt", "Olaf Sund"] (the last "A or B" of the question)."""
+    found = list(_OPTIONS.finditer(_rest(question)))
+    return [_strip_article(found[-1].group(g)) for g in ("a", "b")] if found else []
+
+
+def _about(name: str, facts: list) -> list:
+    """The facts about one named thing: titled with it first, then those that name it."""
+    words = meaningful_tokens(name)
+    if not words:
+        return []
+    titled = [f for f in facts if words <= meaningful_tokens(_title_name(f))]
+    naming = [f for f in facts if f not in titled and words <= meaningful_tokens(f"{f.title} {f.text}")]
+    return titled + naming
+
+
+def _first_value(name: str, facts: list, kind: str) -> tuple[float, str, object] | None:
+    """The first year (kind "date") or figure (kind "number") the facts about `name` state."""
+    for fact in _about(name, facts):
+        for sentence in sentences(fact.text):
+            if kind == "date" and (year := _YEAR.search(sentence)):
+                return float(year.group(0)), sentence, fact
+            if kind == "number":
+                for span, offset in candidate_spans(sentence, "number"):
+                    digits = re.sub(r"[^\d.]", "", span.split()[0])
+                    if digits and not in_a_name(sentence[:offset]):
+                        return float(digits.rstrip(".") or 0), sentence, fact
+    return None
+
+
+def compare_options(question: str, facts: list) -> Extracted | None:
+    """The option a comparison question asks for, read from each option's own facts: "Which is
+    older, the Vey Bridge or Tern Tower?" compares the first year each one's passage gives (older,
+    first, earlier: the smaller; younger, later, newer: the larger), "Which has more members, A or
+    B?" the first figure. None when either value is missing: the reader does not guess."""
+    options = question_options(question)
+    if len(options) != 2:
+        return None
+    asked = question[:question.rfind(options[0])]
+    if _EARLIER.search(asked) or _LATER.search(asked):
+        kind, smallest = "date", bool(_EARLIER.search(asked))
+    elif _MORE.search(asked) or _LESS.search(asked):
+        kind, smallest = "number", bool(_LESS.search(asked))
+    else:
+        return None
+    values = [_first_value(option, facts, kind) for option in options]
+    if None in values or values[0][0] == values[1][0]:
+        return None
+    pick = min if smallest else max
+    value, sentence, fact = pick(values, key=lambda v: v[0])
+    chosen = options[values.index((value, sentence, fact))]
+    return Extracted(chosen, sentence, fact.source, "entity", 1.0, 1.0)
+
+
+def _demonym(name: str, facts: list) -> str | None:
+    for fact in _about(name, facts)[:1]:
+        for sentence in sentences(fact.text)[:2]:
+            if match := _DEMONYM.search(sentence):
+                return match.group(0)
+    return None
+
+
+def compare_pair(question: str, facts: list) -> Extracted | None:
+    """Yes or no for "Were A and B of the same nationality?" (the nationality each one's passage
+    opens with) and "Are A and B both novelists?" (whether each one's passages say it). None when
+    a side cannot be read."""
+    if not re.match(r"\s*(?:are|were|is|was|do|did)\b", question, re.I):
+        return None
+    pair = _PAIR.search(_rest(question))
+    if not pair:
+        return None
+    names = [_strip_article(pair.group(g)) for g in ("a", "b")]
+    tail = question[pair.end():]
+    if re.search(r"\bsame (?:nationality|country)\b", tail, re.I):
+        sides = [_demonym(name, facts) for name in names]
+        if None in sides:
+            return None
+        fact = _about(names[0], facts)[0]
+        return Extracted("yes" if sides[0] == sides[1] else "no", sentences(fact.text)[0], fact.source, "yes_no",
+                         1.0, 1.0)
+    both = re.search(r"\bboth\s+(.+?)\??\s*$", tail, re.I)
+    if both and (wanted := {w[:5] for w in meaningful_tokens(both.group(1))}):
+        holds = []
+        for name in names:
+            about = _about(name, facts)
+            if not about:
+                return None
+            holds.append(wanted <= {w[:5] for f in about for w in meaningful_tokens(f"{f.title} {f.text}")})
+        fact = _about(names[0], facts)[0]
+        return Extracted("yes" if all(holds) else "no", sentences(fact.text)[0], fact.source, "yes_no", 1.0, 1.0)
+    return None

@@ -1,0 +1,131 @@
+"""Issue 19: checks name a failure, and only a named failure replaces. A scripted capable model's
+right answer of every kind comes through as it wrote it; junk is replaced, with the reason recorded.
+All passages are hand-written and come from no dataset."""
+
+import pytest
+
+from deltaseek import DeltaSeek
+from deltaseek.programs.agent.checks import answer_failure, is_abstention, unsupported_reason
+from deltaseek.programs.agent.reader import compare_options, compare_pair, question_options, support
+from deltaseek.programs.agent.scratchpad import Fact, Scratchpad
+from deltaseek.programs.agent.settings import AgentSettings
+from deltaseek.programs.index import CorpusIndex, Passage
+from deltaseek.programs.tools import LocalCorpusSearch
+from tests.scripted import ScriptedEngine, classify, scripted_lm, step, synth
+
+PASSAGES = [
+    Passage("brandt", "Ada Brandt", "Ada Brandt (born 3 May 1921) was a Veltrian novelist and poet from Tarbury."),
+    Passage("sund", "Olaf Sund", "Olaf Sund (1934 – 2001) was a Norvanian painter who worked in Lundby."),
+    Passage("vey", "Vey bridges", "Two bridges cross the Vey at Tarbury: the old stone bridge and the iron bridge of 1911."),
+    Passage("tern", "Tern (compiler)", "The Tern compiler is known among students for its inherent difficulty."),
+    Passage("bell", "Harrow Bell", "The Harrow Bell was cast by the brothers Emil and Jon Varga for the town hall."),
+]
+
+
+@pytest.fixture(scope="module")
+def corpus():
+    return LocalCorpusSearch(CorpusIndex.build(PASSAGES))
+
+
+def capable(answer: str, answerability: str = "direct") -> ScriptedEngine:
+    """A capable model: it searches with the question, then answers."""
+    return ScriptedEngine(classify=classify("lookup"),
+                          step=lambda p: step(move="synthesize") if "Searches already run" in p else step(QUESTION[0]),
+                          synthesize=lambda _: synth(answer, answerability=answerability))
+
+
+QUESTION = [""]
+
+
+def ask(corpus, question, answer, use_lm, answerability="direct", **settings):
+    QUESTION[0] = question
+    program = DeltaSeek(tools=[corpus], settings=AgentSettings(**settings))
+    with use_lm(scripted_lm(capable(answer, answerability))):
+        return program(question=question)
+
+
+@pytest.mark.parametrize("question, answer", [
+    ("Were Ada Brandt and Olaf Sund of the same nationality?", "No"),                     # yes / no
+    ("Who was born first, Ada Brandt or Olaf Sund?", "Ada Brandt"),                       # an option the question names
+    ("How many bridges cross the Vey at Tarbury?", "two"),                                 # a number in words
+    ("What is the Tern compiler known for among students?", "inherent difficulty"),        # a lowercase phrase
+    ("When did Olaf Sund live?", "1934 – 2001"),                                           # a date range
+])
+def test_a_capable_model_s_right_answer_is_shown_as_written(corpus, use_lm, question, answer):
+    pred = ask(corpus, question, answer, use_lm)
+    assert pred.answer == answer and pred.answer_origin == "lm", (pred.answer, pred.replaced_because)
+    assert pred.replaced_because is None and pred.answerability == "direct"
+
+
+def test_the_passages_do_not_say_is_an_answer(corpus, use_lm):
+    pred = ask(corpus, "What is the weight of the Harrow Bell?", "The passages do not say.", use_lm, "unlikely")
+    assert pred.answer == "The passages do not say." and pred.answer_origin == "lm"
+    assert pred.answerability == "unlikely"
+
+
+@pytest.mark.parametrize("junk, reason", [
+    ("answer", "name"),                                                 # an echo of a field name
+    ("Not supplied for this particular example.", "placeholder"),      # DSPy's placeholder
+    ("Emil Emil Emil Emil Emil", "repeats itself"),                    # degenerate repetition
+    ("A German-Jewish festival held every spring.", "no passage read"),  # a claim nothing read supports
+])
+def test_junk_is_replaced_and_the_reason_recorded(corpus, use_lm, junk, reason):
+    pred = ask(corpus, "Who cast the Harrow Bell?", junk, use_lm)
+    assert pred.answer != junk and pred.answer_origin != "lm"
+    assert reason in pred.replaced_because
+    assert any("set aside" in c and reason in c for c in pred.caveats)
+    assert pred.proposed_answer == junk  # what the model said stays on record
+
+
+def test_the_small_profile_also_asks_for_the_kind_asked_and_a_sure_sentence(corpus, use_lm):
+    """The same right answers pass the small profile's two extra checks; a date for "who" does not."""
+    assert ask(corpus, "Who cast the Harrow Bell?", "Emil and Jon Varga", use_lm, profile="small",
+               compact_prompts=False).answer_origin in ("lm", "extracted")
+    pad = Scratchpad(question="Who cast the Harrow Bell?")
+    pad.facts.append(Fact(source="bell", title="Harrow Bell", text=PASSAGES[4].text, step=1))
+    assert answer_failure("1911", pad, set(), small=True) is not None
+    assert answer_failure("1911", pad, set(), small=False) is not None  # 1911 is in no passage read
+    assert answer_failure("Emil and Jon Varga", pad, set(), small=True, min_support=0.5) is None
+
+
+def test_an_answer_from_a_passage_about_something_else_is_named():
+    pad = Scratchpad(question="What is the capital of Veltria?")
+    pad.facts += [Fact(source="v", title="Veltria", text="Veltria is a country. Its capital is Moss.", step=1),
+                  Fact(source="t", title="Lundby", text="Lundby is the largest port of Norvania.", step=1)]
+    assert "something else" in unsupported_reason("Lundby", pad)
+    assert unsupported_reason("Moss", pad) is None
+
+
+def test_abstentions_are_recognized():
+    assert is_abstention("The passages do not say.")
+    assert is_abstention("The weight is not stated in the sources.")
+    assert not is_abstention("No")
+
+
+def test_a_subject_the_collection_holds_is_not_missing_because_the_facts_read_lack_it(corpus, use_lm):
+    """Yes/no about two people: the first search found one; the other is in the collection, so the
+    model's "no" stands instead of "No information found about ..."."""
+    pred = ask(corpus, "Were Ada Brandt and Olaf Sund of the same nationality?", "no", use_lm, max_searches=1)
+    assert pred.answer == "no" and not pred.answer.startswith("No information")
+    assert pred.scratchpad.subject_presence == {"Ada": True, "Brandt": True, "Olaf": True, "Sund": True}
+
+
+FACTS = [Fact(source=p.id, title=p.title, text=p.text, step=1) for p in PASSAGES]
+
+
+def test_comparison_questions_read_each_side_and_compare():
+    assert question_options("Who was born first, Ada Brandt or Olaf Sund?") == ["Ada Brandt", "Olaf Sund"]
+    assert compare_options("Who was born first, Ada Brandt or Olaf Sund?", FACTS).span == "Ada Brandt"
+    assert compare_options("Which of them is younger, Ada Brandt or Olaf Sund?", FACTS).span == "Olaf Sund"
+    assert compare_pair("Were Ada Brandt and Olaf Sund of the same nationality?", FACTS).span == "no"
+    assert compare_pair("Are Ada Brandt and Olaf Sund both painters?", FACTS).span == "no"
+    assert compare_options("Who was born first, Ada Brandt or Kai Moor?", FACTS) is None  # no side is guessed
+
+
+def test_support_is_low_for_a_sentence_about_another_thing():
+    fact = Fact(source="vey", title="Vey bridges", text=PASSAGES[2].text, step=1)
+    sure = support("When was the iron bridge over the Vey built?", fact.text, fact)
+    other = support("When was the iron tunnel under the Vey built?", fact.text, fact)
+    renamed = support("When was the Iron Vey Bridge built?", fact.text, fact)  # a name the passage never writes
+    negated = support("Which bridge does not cross the Vey?", fact.text, fact)
+    assert sure > other and sure > renamed and sure > negated
