@@ -32,7 +32,7 @@ from deltaseek.optimize.tracking import Tracker
 from deltaseek.programs.agent import AgentSettings, DeltaSeek, run_question, save_program
 from deltaseek.programs.agent.program_file import UNCOMPILED, default_program_path, load_state_into
 from deltaseek.programs.index import CorpusIndex, read_corpus
-from deltaseek.programs.lm import adapter_for, configure_lm, is_fatal_lm_error, make_lm
+from deltaseek.programs.lm import configure_lm, is_fatal_lm_error, make_lm
 from deltaseek.programs.tools import build_tools, load_passages, parse_target
 
 RESULTS_DIR = "results"
@@ -408,6 +408,11 @@ def cmd_optimize(args) -> int:
             print(f"resumed: the compiled program saved at {out} is reused, not compiled again")
         else:
             compiled = compile_program(args.optimizer, student, parts["train"], budget, args.threads, reflection_lm)
+            if chosen := calibration.recalibrate(compiled, parts["train"]):  # saved with the program
+                print(f"reader_min_confidence = {chosen.threshold:.2f}, calibrated on the train split "
+                      f"(abstention on unanswerable {chosen.abstention_on_unanswerable:.0%}, false abstention "
+                      f"{chosen.false_abstention:.0%})")
+                tracker.log_metrics({"reader_min_confidence": chosen.threshold})
             save_program(compiled, out)
             print(f"compiled in {time.perf_counter() - started:.0f} s; saved {out}")
         compile_seconds = time.perf_counter() - started
@@ -477,16 +482,11 @@ def cmd_calibrate(args) -> int:
     if not args.corpus:
         args.corpus = corpora_for(examples) or None
     program = build_program(args)
-    if args.scenario == "echo":  # the program's own moves, as the small profile makes them
-        lm = scenario_lm("echo", program.tool_names[0])
-        program.settings = program.settings.model_copy(update={"profile": "small"})
-    else:
-        lm = configure_lm_from(args)
+    lm = configure_lm_from(args) if args.scenario == "model" else None  # echo: the program's own moves
     from tqdm import tqdm
 
-    with dspy.context(lm=lm, adapter=adapter_for(lm)), \
-            tqdm(total=len(examples), desc="calibrate", unit="q", file=sys.stderr) as bar:
-        outcomes = calibration.collect(program, examples, progress=lambda: bar.update(1))
+    with tqdm(total=len(examples), desc="calibrate", unit="q", file=sys.stderr) as bar:
+        outcomes = calibration.collect(program, examples, lm, progress=lambda: bar.update(1))
     chosen, table = calibration.choose(outcomes, args.max_false_abstention)
     print(calibration.format_table(table, chosen))
     print(f"reader_min_confidence = {chosen.threshold:.2f} ({args.dataset}, {args.split} split, {len(examples)} "

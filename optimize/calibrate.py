@@ -23,8 +23,10 @@ from typing import Callable
 import dspy
 
 from deltaseek.metrics.answers import f1_score
+from deltaseek.optimize.scenario_lms import scenario_lm
 from deltaseek.programs.agent import DeltaSeek
 from deltaseek.programs.agent.evidence import extracted_answer, read_evidence
+from deltaseek.programs.lm import adapter_for
 
 THRESHOLDS = tuple(round(0.05 * i, 2) for i in range(21))
 
@@ -60,14 +62,33 @@ def reader_outcome(program: DeltaSeek, example: dspy.Example) -> ReaderOutcome:
     return ReaderOutcome(answerable, min(e.confidence for e in reading.spans), f1)
 
 
-def collect(program: DeltaSeek, examples: list[dspy.Example], progress: Callable | None = None) -> list[ReaderOutcome]:
-    program.settings = program.settings.model_copy(update={"reader_min_confidence": 0.0})
+def collect(program: DeltaSeek, examples: list[dspy.Example], lm: dspy.BaseLM | None = None,
+            progress: Callable | None = None) -> list[ReaderOutcome]:
+    """Each example's reading with the reader never abstaining, on a copy of the program. Without
+    `lm`, the program's own moves (the echo scenario) with the small profile: in seconds, no model."""
+    settings = program.settings.model_copy(update={"reader_min_confidence": 0.0})
+    if lm is None:
+        settings = settings.model_copy(update={"profile": "small"})
+    runner = DeltaSeek(tools=list(program.tools.values()), settings=settings)
+    lm = lm or scenario_lm("echo", runner.tool_names[0])
     outcomes = []
-    for example in examples:
-        outcomes.append(reader_outcome(program, example))
-        if progress:
-            progress()
+    with dspy.context(lm=lm, adapter=adapter_for(lm)):
+        for example in examples:
+            outcomes.append(reader_outcome(runner, example))
+            if progress:
+                progress()
     return outcomes
+
+
+def recalibrate(program: DeltaSeek, examples: list[dspy.Example], max_false_abstention: float = 0.25
+                ) -> ThresholdScore | None:
+    """Set the program's reader threshold from labeled examples (None, and nothing changed, when
+    they hold no unanswerable question: abstention cannot be measured on them)."""
+    if not any(ex.get("answerability") == "unlikely" for ex in examples):
+        return None
+    chosen, _ = choose(collect(program, examples), max_false_abstention)
+    program.settings = program.settings.model_copy(update={"reader_min_confidence": chosen.threshold})
+    return chosen
 
 
 def score(outcomes: list[ReaderOutcome], threshold: float) -> ThresholdScore:

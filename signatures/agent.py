@@ -88,15 +88,17 @@ class ClassifyTask(dspy.Signature):
 class Synthesize(dspy.Signature):
     """Write the final answer from the facts found; never from memory alone.
 
-    Answer the question in one or two sentences using only the facts. If the exact answer is
-    not in the facts, give the best answer they support and say what is missing in caveats.
-    State every assumption made about ambiguous terms. Cite the sources (the ids in brackets)
-    that the answer rests on."""
+    Give the answer itself, as the facts state it: a name, a date, a number, yes or no, one of
+    the options the question names, or a short phrase; a sentence or two only when the question
+    asks for an explanation or only proxies answer it. If the facts do not state the answer, say
+    that the passages do not say, mark answerability unlikely, and put what they do show in
+    caveats. State every assumption made about ambiguous terms. Cite the sources (the ids in
+    brackets) that the answer rests on."""
 
     question: str = dspy.InputField()
     facts: list[str] = dspy.InputField(desc="[source] passage, one per fact")
     missing: list[str] = dspy.InputField(desc="what the search could not establish")
-    answer: str = dspy.OutputField(desc="one or two sentences")
+    answer: str = dspy.OutputField(desc="the answer itself, or that the passages do not say")
     caveats: list[str] = dspy.OutputField(desc="what is missing or uncertain, short")
     assumptions: list[str] = dspy.OutputField(desc="how ambiguous terms were read, short")
     sources: list[str] = dspy.OutputField(desc="ids of the facts used")

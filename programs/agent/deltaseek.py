@@ -39,6 +39,9 @@ COMPACT_FACTS = 4
 """With compact prompts, the step sees this many facts (the most relevant to the question,
 `COMPACT_STEP_FACT_CHARS` each) and the synthesis as many (`COMPACT_FACT_CHARS` each)."""
 COMPACT_STEP_FACT_CHARS = 120
+CALIBRATION_KEY = "calibration"
+"""Where a saved program keeps its calibrated settings, beside DSPy's predictor states."""
+CALIBRATED_SETTINGS = ("reader_min_confidence",)
 CAPABLE_REFINEMENTS = 1
 """A capable model's early answer is turned into this many refined searches at most, when no fact
 holds an answer of the kind asked for yet; after that the model decides when it has enough."""
@@ -89,6 +92,23 @@ class DeltaSeek(dspy.Module):
         program = cls(tools=tools, settings=settings)
         load_program_file(program, path)
         return program
+
+    def dump_state(self, json_mode=True):
+        """DSPy's state of the predictors, and the settings calibrated on labeled data (the reader's
+        threshold), so a compiled program carries both."""
+        state = super().dump_state(json_mode=json_mode)
+        state[CALIBRATION_KEY] = {name: getattr(self.settings, name) for name in CALIBRATED_SETTINGS}
+        return state
+
+    def load_state(self, state, **kwargs):
+        state = dict(state)
+        calibrated = state.pop(CALIBRATION_KEY, None) or {}
+        super().load_state(state, **kwargs)
+        unknown = set(calibrated) - set(CALIBRATED_SETTINGS)
+        if unknown:
+            raise ValueError(f"unknown calibrated setting(s): {', '.join(sorted(unknown))}")
+        self.settings = AgentSettings.model_validate({**self.settings.model_dump(), **calibrated})
+        return self
 
     @property
     def tool_names(self) -> list[str]:

@@ -1,8 +1,9 @@
 """Compiled DeltaSeek programs: JSON state files, checked before they are loaded, written atomically.
 
 A compiled program is the state of DeltaSeek's five predictors (instructions and demos) as
-`dspy.Module.save(path.json)` writes it; never a pickle. The tools and settings are not part of
-it: they come from whoever loads it.
+`dspy.Module.save(path.json)` writes it, with the settings calibrated on labeled data (the reader's
+abstention threshold) under "calibration"; never a pickle. The tools and other settings are not
+part of it: they come from whoever loads it.
 
     program = DeltaSeek.from_compiled("compiled.json")
     save_program(program, "compiled.json")
@@ -72,7 +73,7 @@ def check_state_fits(program: dspy.Module, state: dict, path: Path) -> None:
     """The saved predictors must be exactly the program's, each with the same number of signature
     fields, text instructions, and demos that are objects of that predictor's own fields."""
     expected = dict(program.named_predictors())
-    saved = {k: v for k, v in state.items() if k != "metadata"}
+    saved = {k: v for k, v in state.items() if k not in ("metadata", "calibration")}
     if set(saved) != set(expected):
         found = ", ".join(sorted(saved)) or "none"
         raise ProgramFileError(f"{path}: saved from another program: its predictors are {found}; "
