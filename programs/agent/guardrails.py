@@ -176,7 +176,8 @@ def unsearched_subjects(pad: Scratchpad) -> list[str]:
 NUMBER_WORDS = {str(i): w for i, w in enumerate("zero one two three four five six seven eight nine ten".split())}
 DSPY_PLACEHOLDERS = ("not supplied for this particular example",)
 """What DSPy writes into a demo field the demo lacks; a small model copies it into its replies."""
-REPEATED_RUN = re.compile(r"(.{1,3})\1{3,}")
+REPEATED_RUN = re.compile(r"(.{1,4})\1{3,}")
+"""A unit of one to four characters four times running: "3.0.0.0.0", "1.000.000.000.000"."""
 
 
 MIN_ITEM_WORDS = 4

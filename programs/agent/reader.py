@@ -43,7 +43,8 @@ _NOT_A_PERSON = frozenset("""assembly university college school state states sen
 inc ltd party building street avenue river city county republic kingdom department ministry council committee
 association foundation institute museum prize award series film festival league club team church hospital
 airport station bank index president vice governor lieutenant senator minister king queen prince mayor
-chairman director general judge society journal federation union organization day""".split()) | {m.lower() for m in _MONTHS.split("|")}
+chairman director general judge society journal federation union organization day license act law treaty
+agreement""".split()) | {m.lower() for m in _MONTHS.split("|")}
 _METRIC = re.compile(r"(?:\b([a-z]\w*) )?\b(rate|percentage|share|number|population|count|size|price|cost|amount)\b"
                      r"(?: of ([a-z]\w*))?|\bhow many ([a-z]\w*)")
 """The figure a number question asks for, with the lower-case word naming what is counted."""
@@ -255,6 +256,7 @@ def extract_span(question: str, kind: AnswerType, facts: list, extra_terms: set[
     asked_head = asked_noun(question)
     head = head or asked_head  # "What county ...": a span that says "County" names what is asked
     best: Extracted | None = None
+    supports: dict[str, float] = {}
     subject = frozenset(meaningful_tokens(" ".join(named_entities(question))))
     for relevance, sentence, fact in rank_sentences(question_terms, facts, subject)[:top_sentences]:
         anchor = _anchor(sentence, own_terms)  # near what this part asks, not near the context words
@@ -288,17 +290,20 @@ def extract_span(question: str, kind: AnswerType, facts: list, extra_terms: set[
             named_as_asked = (head and (head in span_words or head in LARGE_PLACE_HEADS
                                         and (span, offset) in containing)
                               or defined and span == defined[0])
-            score = relevance + 2.0 * closeness + (3.0 if named_as_asked else 0.0)
+            sure = supports.setdefault(sentence, support(question, sentence, fact))
+            score = relevance + 2.0 * closeness + (3.0 if named_as_asked else 0.0) + SUPPORT_WEIGHT * sure
             if present and _PAST_RANGE.search(sentence):
                 score -= 1.0  # "who is" asks for the holder now, not one who served until a year
             if best is None or score > best.score:
                 best = Extracted(span.strip(" ,;:"), sentence, fact.source, kind, score)
     if best is not None:
-        fact = next(f for f in facts if f.source == best.source)
-        best = replace(best, confidence=support(question, best.sentence, fact))
+        best = replace(best, confidence=supports[best.sentence])
     return best
 
 
+SUPPORT_WEIGHT = 2.0
+"""How much a sentence's support for the question (`support`) counts in a span's rank, beside its
+BM25 relevance and the span's closeness to the question's words."""
 NAME_WEIGHT = 2.0
 """A name or a number of the question counts this many ordinary words: it is what makes the
 question about one thing and not another."""
@@ -358,7 +363,11 @@ def support(question: str, sentence: str, fact) -> float:
     terms = {_stem(w) for w in meaningful_tokens(question)} | names
     if not terms:
         return 1.0
-    near = _stems(f"{_title_name(fact)} {sentence}")
+    title = _title_name(fact)
+    # The title speaks for the sentence ("It was built in 1911") only when it names nothing the
+    # question does not: the question's "Tern" is not the passage titled "Tern Harbour" about.
+    credited = not {w.lower() for w in re.findall(r"\b[A-Z][\w'’-]*", title)} - {w.lower() for w in re.findall(r"\w+", question)}
+    near = _stems(f"{title if credited else ''} {sentence}")
     passage = _stems(f"{fact.title} {fact.text}")
     weight = {t: NAME_WEIGHT if t in names else 1.0 for t in terms}
     share = sum(w for t, w in weight.items() if t in near) / sum(weight.values())
@@ -396,8 +405,8 @@ def defined_title(fact, sentence: str, noun: str | None) -> tuple[str, int] | No
 
 
 def _title_name(fact) -> str:
-    """A passage's title without its qualifier: "Tern (compiler)" -> "Tern"."""
-    return re.sub(r"\s*\(.*\)$", "", fact.title)
+    """A passage's title without its qualifier or section: "Tern (compiler): history" -> "Tern"."""
+    return re.sub(r"\s*\(.*\)$", "", fact.title.split(":")[0]).strip()
 
 
 def full_name(word: str, facts: list) -> str | None:
