@@ -392,3 +392,28 @@ def test_musique_converter_reproduces_the_bundled_files(tmp_path):
     assert (first.id, first.answer, first.aliases) == \
         (source[0]["id"], source[0]["answer"], source[0]["answer_aliases"])
     assert Counter(line.count('"id": "musique-') for line in corpus_path.open()) == {1: 1890}
+
+
+SQUAD2_SOURCE = MUSIQUE_SOURCE.parent / "squad2_train10"
+SQUAD2_SET = Path(__file__).resolve().parents[1] / "datasets" / "squad2.jsonl"
+
+
+def test_squad2_set_is_a_third_unanswerable_with_a_scored_part_of_over_100():
+    examples = load_labeled(SQUAD2_SET).examples
+    labels = Counter(ex.answerability for ex in examples)
+    assert set(labels) == {"direct", "unlikely"} and 0.3 <= labels["unlikely"] / len(examples) <= 0.4
+    assert all(ex.split == assign_split(ex.id) and ex.corpus == "squad2" for ex in examples)
+    parts = split(examples)
+    assert len(parts["train"]) >= 200 and len(parts["test"]) >= 100  # read while writing rules / only scored
+    assert all(ex.answer for ex in examples if ex.answerability == "direct")
+    assert not any(ex.answer for ex in examples if ex.answerability == "unlikely")
+
+
+@pytest.mark.skipif(not SQUAD2_SOURCE.is_dir(), reason="the SQuAD 2.0 source file is not on this machine")
+def test_squad2_converter_reproduces_the_bundled_files(tmp_path):
+    from deltaseek.optimize.convert_squad2 import convert as convert_squad2
+
+    labeled_path, corpus_path = convert_squad2(SQUAD2_SOURCE, tmp_path)
+    assert labeled_path.read_bytes() == SQUAD2_SET.read_bytes()
+    assert corpus_path.read_bytes() == (SQUAD2_SET.parent / "corpus" / "squad2_corpus.jsonl").read_bytes()
+    assert sum(1 for _ in corpus_path.open()) == 694

@@ -95,8 +95,8 @@ def state_caveats(pad: Scratchpad, stop: StopReason, final: FinalAnswer, model_a
     if final.origin == "lm" or not pad.facts:
         return caveats
     if final.replaced_because and model_asked:
-        caveats.append(f"The model's answer was set aside ({final.replaced_because}); the answer was read "
-                       "from the passages found.")
+        read = "; the answer was read from the passages found" if final.origin == "extracted" else ""
+        caveats.append(f"The model's answer was set aside ({final.replaced_because}){read}.")
     elif final.origin == "extracted":
         caveats.append("The answer was read from the passages found, as the span of the kind asked for.")
     if final.origin == "evidence":
