@@ -29,6 +29,7 @@ def run_question(program: dspy.Module, question: str) -> dict:
     return {
         "question": question, "answer": pred.answer, "answerability": pred.answerability,
         "caveats": pred.caveats, "assumptions": pred.assumptions, "stop_reason": pred.stop_reason, "answer_origin": pred.answer_origin,
+        "proposed_answer": pred.proposed_answer, "replaced_because": pred.replaced_because,
         "steps": pred.steps, "tool_calls": pred.tool_calls, "sources": sources,
         "lm_calls": lm_calls, "tokens": tokens, "seconds": round(seconds, 2),
         "trajectory": pred.scratchpad.model_dump(mode="json"),
