@@ -29,15 +29,6 @@ def best_effort_fact(pad: Scratchpad) -> Fact | None:
     return max(pad.facts, key=relevance)
 
 
-def best_effort_answer(pad: Scratchpad, best: Fact | None = None) -> str:
-    """Quote the most relevant fact (`best_effort_fact`, unless the caller has it), so the
-    citation can point at that same fact."""
-    best = best or best_effort_fact(pad)
-    if best is None:
-        return f"No information found about \"{pad.question}\"."
-    return f"Best evidence found ({best.title}): {best.text[:300]}"
-
-
 def heuristic_task_kind(question: str) -> str:
     q = question.lower()
     if re.search(r"\b(interface|class|function|method|module|codebase|repository|repo)\b", q):

@@ -112,27 +112,7 @@ def next_unused_strategy(pad: Scratchpad) -> str | None:
 
 
 COPIED_WORDS = 8
-"""A query or answer this long that stands word for word in a fact is a copied sentence."""
-
-
-def answer_is_grounded(answer: str, pad: Scratchpad) -> bool:
-    """Whether the answer adds at least one meaningful term that a fact about the question's
-    subject contains and the question does not: restating the question ("the creator of Ruby was
-    born ...") or a placeholder ("{answer}") is not an answer, and neither is a term from a fact
-    about something else ("Tarbury" for the capital of Veltria)."""
-    added = meaningful_tokens(answer) - meaningful_tokens(pad.question)
-    subject = meaningful_tokens(" ".join(named_entities(pad.question)))
-    about = [f for f in pad.facts if subject <= meaningful_tokens(f.title + " " + f.text)] or pad.facts
-    return bool(added & meaningful_tokens(" ".join(f.title + " " + f.text for f in about)))
-
-
-def quotes_a_fact(answer: str, pad: Scratchpad, words: int = COPIED_WORDS) -> bool:
-    """Whether the answer is a stretch of a fact copied word for word: a quote, not an answer."""
-    said = normalize_query(answer).split()
-    if len(said) < words:
-        return False
-    opening = " ".join(said[:words])
-    return any(opening in normalize_query(f.title + " " + f.text) for f in pad.facts)
+"""A query this long that stands word for word in a fact is a copied sentence, not search terms."""
 
 
 def question_subjects(question: str) -> list[str]:
