@@ -73,11 +73,16 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--datasets", type=Path, default=DEFAULT_DATASETS,
                         help="the project's datasets/ folder to write into")
     args = parser.parse_args(argv)
-    labeled_path, corpus_path = convert(args.source, args.datasets)
-    labeled = load_labeled(labeled_path)  # strict: what we wrote must load cleanly
-    splits = Counter(ex.split for ex in labeled.examples)
+    report_written(*convert(args.source, args.datasets))
+
+
+def report_written(labeled_path: Path, corpus_path: Path) -> None:
+    """Load what was written, strictly (it must load cleanly), and say what it holds."""
+    examples = load_labeled(labeled_path).examples
+    splits = Counter(ex.split for ex in examples)
+    unanswerable = sum(ex.answerability == "unlikely" for ex in examples)
     passages = sum(1 for _ in corpus_path.open(encoding="utf-8"))
-    print(f"wrote {labeled_path} ({len(labeled.examples)} questions; "
+    print(f"wrote {labeled_path} ({len(examples)} questions, {unanswerable} unanswerable; "
           + ", ".join(f"{name} {splits[name]}" for name in ("train", "dev", "test")) + ")")
     print(f"wrote {corpus_path} ({passages} paragraphs)")
 

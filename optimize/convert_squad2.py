@@ -19,11 +19,10 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
-from collections import Counter
 from pathlib import Path
 
-from deltaseek.optimize.convert_musique import write_jsonl
-from deltaseek.optimize.labeled_data import assign_split, load_labeled
+from deltaseek.optimize.convert_musique import report_written, write_jsonl
+from deltaseek.optimize.labeled_data import assign_split
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_SOURCE = PROJECT_ROOT.parent / "shared" / "data" / "squad2_train10"
@@ -88,15 +87,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--datasets", type=Path, default=DEFAULT_DATASETS,
                         help="the project's datasets/ folder to write into")
     args = parser.parse_args(argv)
-    labeled_path, corpus_path = convert(args.source, args.datasets)
-    labeled = load_labeled(labeled_path)  # strict: what we wrote must load cleanly
-    splits = Counter(ex.split for ex in labeled.examples)
-    labels = Counter(ex.answerability for ex in labeled.examples)
-    passages = sum(1 for _ in corpus_path.open(encoding="utf-8"))
-    print(f"wrote {labeled_path} ({len(labeled.examples)} questions, {labels['unlikely']} unanswerable; "
-          + ", ".join(f"{name} {splits[name]}" for name in ("train", "dev", "test")) + ")")
-    print(f"wrote {corpus_path} ({passages} paragraphs)")
-
+    report_written(*convert(args.source, args.datasets))
 
 if __name__ == "__main__":
     main()
