@@ -129,3 +129,15 @@ def test_support_is_low_for_a_sentence_about_another_thing():
     renamed = support("When was the Iron Vey Bridge built?", fact.text, fact)  # a name the passage never writes
     negated = support("Which bridge does not cross the Vey?", fact.text, fact)
     assert sure > other and sure > renamed and sure > negated
+
+
+def test_the_profile_is_one_setting_with_a_default_per_model(corpus, use_lm):
+    """Capable for any model but the embedded one (which is small, tests/test_end_to_end.py), unless
+    set; the settings that follow from it can each be set on their own."""
+    program = DeltaSeek(tools=[corpus])
+    with use_lm(scripted_lm(ScriptedEngine())):
+        assert program.profile() == "capable" and not program.compact() and program.lm_helps(None)
+        program.settings = AgentSettings(profile="small")
+        assert program.profile() == "small" and program.compact() and not program.lm_helps(None)
+        program.settings = AgentSettings(profile="small", compact_prompts=False)
+        assert not program.compact()

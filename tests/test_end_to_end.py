@@ -68,3 +68,15 @@ def test_prefix_reuse_changes_no_answer_and_no_trajectory(bundled_index):
     assert cold == warm
     assert cold_stats.prefix_misses >= 2 and warm_stats.prefix_misses == 0  # the warm run restored every prefix
     assert warm_stats.restored_tokens > cold_stats.restored_tokens > 0
+
+
+@pytest.mark.embedded
+def test_the_embedded_model_gets_the_small_profile_by_default(bundled_index):
+    import dspy
+
+    from deltaseek import DeltaSeek
+    from deltaseek.programs.lm import make_lm
+    from deltaseek.programs.tools import LocalCorpusSearch
+
+    with dspy.context(lm=make_lm()):
+        assert DeltaSeek(tools=[LocalCorpusSearch(bundled_index)]).profile() == "small"
