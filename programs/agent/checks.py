@@ -18,7 +18,8 @@ import re
 from deltaseek.metrics.contract import says_no_answer
 from deltaseek.programs.agent.guardrails import (DSPY_PLACEHOLDERS, NUMBER_WORDS, REPEATED_RUN, question_subjects,
                                                 repeats_itself)
-from deltaseek.programs.agent.reader import expected_answer_types, fits_type, question_options, sentences, support
+from deltaseek.programs.agent.reader import (expected_answer_types, fits_type, question_options, rarity, sentences,
+                                            support)
 from deltaseek.programs.agent.scratchpad import Fact, Scratchpad
 from deltaseek.programs.text import meaningful_tokens, named_entities, normalize_query
 from deltaseek.signatures import ANSWERABILITY
@@ -119,12 +120,12 @@ def answer_support(answer: str, question: str, facts: list[Fact]) -> float:
     """How surely the sentence holding the answer answers the question (`reader.support` of the
     best sentence that holds most of the answer's words): what the reader's own spans must reach."""
     wanted = _words(answer)
-    best = 0.0
+    best, rare = 0.0, rarity(facts)
     for fact in facts:
         for sentence in sentences(fact.text):
             held = wanted & _words(sentence)
             if wanted and len(held) * 2 >= len(wanted):
-                best = max(best, support(question, sentence, fact))
+                best = max(best, support(question, sentence, fact, rare))
     return best
 
 

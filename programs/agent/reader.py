@@ -10,6 +10,7 @@ and is kept.
 
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass, replace
 from typing import Literal
@@ -44,7 +45,9 @@ inc ltd party building street avenue river city county republic kingdom departme
 association foundation institute museum prize award series film festival league club team church hospital
 airport station bank index president vice governor lieutenant senator minister king queen prince mayor
 chairman director general judge society journal federation union organization day license act law treaty
-agreement""".split()) | {m.lower() for m in _MONTHS.split("|")}
+agreement studio studios productions pictures entertainment records awards games magazine press news network
+channel radio television version edition console village castle island mountain lake sea ocean forest valley
+region province district""".split()) | {m.lower() for m in _MONTHS.split("|")}
 _METRIC = re.compile(r"(?:\b([a-z]\w*) )?\b(rate|percentage|share|number|population|count|size|price|cost|amount)\b"
                      r"(?: of ([a-z]\w*))?|\bhow many ([a-z]\w*)")
 """The figure a number question asks for, with the lower-case word naming what is counted."""
@@ -162,6 +165,8 @@ def candidate_spans(sentence: str, kind: AnswerType) -> list[tuple[str, int]]:
             words = [w for w in name.split() if w.lower() not in stopwords() or w[0].isupper()]
             while words and words[0].lower() in stopwords():
                 words.pop(0)  # "The", "In" open a sentence, they do not start a name
+            if words and match.start() == 0 and len(words) > 1 and re.fullmatch(r"[A-Z][a-z]+(?:ing|ed)", words[0]):
+                words.pop(0)  # "Using Tern, ...", "Founded in ...": a verb opens the sentence, not a name
             if not words:
                 continue
             span = " ".join(words).rstrip(".,")
@@ -257,6 +262,7 @@ def extract_span(question: str, kind: AnswerType, facts: list, extra_terms: set[
     head = head or asked_head  # "What county ...": a span that says "County" names what is asked
     best: Extracted | None = None
     supports: dict[str, float] = {}
+    rare = rarity(facts)
     subject = frozenset(meaningful_tokens(" ".join(named_entities(question))))
     for relevance, sentence, fact in rank_sentences(question_terms, facts, subject)[:top_sentences]:
         anchor = _anchor(sentence, own_terms)  # near what this part asks, not near the context words
@@ -290,7 +296,7 @@ def extract_span(question: str, kind: AnswerType, facts: list, extra_terms: set[
             named_as_asked = (head and (head in span_words or head in LARGE_PLACE_HEADS
                                         and (span, offset) in containing)
                               or defined and span == defined[0])
-            sure = supports.setdefault(sentence, support(question, sentence, fact))
+            sure = supports.setdefault(sentence, support(question, sentence, fact, rare))
             score = relevance + 2.0 * closeness + (3.0 if named_as_asked else 0.0) + SUPPORT_WEIGHT * sure
             if present and _PAST_RANGE.search(sentence):
                 score -= 1.0  # "who is" asks for the holder now, not one who served until a year
@@ -350,10 +356,21 @@ def _stems(text: str) -> set[str]:
     return {_stem(w) for w in meaningful_tokens(text)} | {_stem(n) for n in re.findall(r"\d[\d,.]*\d|\d", text)}
 
 
-def support(question: str, sentence: str, fact) -> float:
+def rarity(facts: list) -> dict[str, float]:
+    """How rare each word stem is among the facts' sentences (inverse document frequency,
+    log(1 + N / df)): a question word few sentences use says more about which one answers it."""
+    rows = [_stems(s) for f in facts for s in sentences(f.text)]
+    counts: dict[str, int] = {}
+    for row in rows:
+        for stem in row:
+            counts[stem] = counts.get(stem, 0) + 1
+    return {stem: math.log(1 + len(rows) / n) for stem, n in counts.items()}
+
+
+def support(question: str, sentence: str, fact, rare: dict[str, float] | None = None) -> float:
     """How much of what the question says the answer's sentence says too, from 0 to 1: the share
-    of the question's meaningful words (stems; names and numbers weigh `NAME_WEIGHT`) that the
-    sentence or its passage's title holds, less `MISSING_NAME_COST` for each name or number of the
+    of the question's meaningful words (stems, each weighed by its `rarity` among the facts read;
+    names and numbers `NAME_WEIGHT` times more) that the sentence or its passage's title holds, less `MISSING_NAME_COST` for each name or number of the
     question the whole passage lacks. "When did the bridge over the Vey river open?" is well
     supported by "The bridge across the Vey opened in 1911." and poorly by "The tunnel under the
     Vey opened in 1911." (no bridge), or by a passage about another river. A name of several
@@ -369,7 +386,9 @@ def support(question: str, sentence: str, fact) -> float:
     credited = not {w.lower() for w in re.findall(r"\b[A-Z][\w'’-]*", title)} - {w.lower() for w in re.findall(r"\w+", question)}
     near = _stems(f"{title if credited else ''} {sentence}")
     passage = _stems(f"{fact.title} {fact.text}")
-    weight = {t: NAME_WEIGHT if t in names else 1.0 for t in terms}
+    # a word no fact uses weighs as much as the rarest one that is used
+    top = max(rare.values(), default=1.0) if rare else 1.0
+    weight = {t: (NAME_WEIGHT if t in names else 1.0) * (rare.get(t, top) if rare else 1.0) for t in terms}
     share = sum(w for t, w in weight.items() if t in near) / sum(weight.values())
     missing = sum(1 for t in names if t not in passage)
     missing += len(unmatched_name_runs(question, f"{fact.title} {fact.text}"))
