@@ -6,9 +6,10 @@ question names, a number in words, a lowercase phrase, a date range, and an abst
 passages do not say"), which is an answer too. The reader would sometimes have picked another
 span; that is not a failure of the model's answer.
 
-The small profile (AgentSettings.profile) adds two checks for a model whose answers are rarely
-usable (the embedded 135M model): the answer must be of the kind asked for, and the sentence
-that holds it must answer the question as surely as the reader's own spans must.
+The small profile (AgentSettings.profile) adds three checks for a model whose answers are rarely
+usable (the embedded 135M model): the answer must not be a sentence copied from a passage, it
+must be of the kind asked for, and the sentence that holds it must answer the question as surely
+as the reader's own spans must.
 """
 
 from __future__ import annotations
@@ -16,8 +17,8 @@ from __future__ import annotations
 import re
 
 from deltaseek.metrics.contract import says_no_answer
-from deltaseek.programs.agent.guardrails import (DSPY_PLACEHOLDERS, NUMBER_WORDS, REPEATED_RUN, question_subjects,
-                                                repeats_itself)
+from deltaseek.programs.agent.guardrails import (COPIED_WORDS, DSPY_PLACEHOLDERS, NUMBER_WORDS, REPEATED_RUN,
+                                                question_subjects, repeats_itself)
 from deltaseek.programs.agent.reader import (expected_answer_types, fits_type, question_options, rarity, sentences,
                                             support)
 from deltaseek.programs.agent.scratchpad import Fact, Scratchpad
@@ -155,6 +156,9 @@ def answer_failure(answer: str, pad: Scratchpad, reserved_names: set[str], promp
     if reason := unsupported_reason(answer, pad):
         return reason
     if small and not _YES_NO.match(answer) and not question_options(pad.question):
+        said = normalize_query(answer)
+        if len(said.split()) >= COPIED_WORDS and any(said in normalize_query(f"{f.title} {f.text}") for f in pad.facts):
+            return "the answer copies a sentence of a passage instead of answering"
         if reason := kind_reason(answer, pad.question):
             return reason
         if (sure := answer_support(answer, pad.question, pad.facts)) < min_support:

@@ -112,7 +112,7 @@ def next_unused_strategy(pad: Scratchpad) -> str | None:
 
 
 COPIED_WORDS = 8
-"""A query this long that stands word for word in a fact is a copied sentence, not search terms."""
+"""A query (or a small model's answer) this long that stands word for word in a fact is a copied sentence."""
 
 
 def question_subjects(question: str) -> list[str]:

@@ -162,6 +162,7 @@ def candidate_spans(sentence: str, kind: AnswerType) -> list[tuple[str, int]]:
         spans = []
         for match in _NAME.finditer(text):
             name = re.split(r"['’]s\b", match.group(0))[0]  # "Veltria's currency": Veltria; "It’s": a stopword
+            name = re.split(r"(?<=[a-z]{2})\.\s+", name)[0]  # "Moss. Once Ada ...": a name ends with its sentence
             words = [w for w in name.split() if w.lower() not in stopwords() or w[0].isupper()]
             while words and words[0].lower() in stopwords():
                 words.pop(0)  # "The", "In" open a sentence, they do not start a name
