@@ -14,12 +14,25 @@ import subprocess
 import sys
 from pathlib import Path
 
+import dspy
 import pytest
+from dspy.utils.exceptions import LMRateLimitError
 
 import deltaseek.programs.index as index_module
+from deltaseek.programs.agent import Scratchpad, StepRecord
+from deltaseek.programs.agent.lm_faults import lm_fault_caveats, record_lm_fault
 from deltaseek.programs.index import CorpusIndex, cache_dir, corpus_fingerprint
 from tests.fake_openai import FakeOpenAIServer
 from tests.test_cli import STUCK_REPLY
+from tests.test_optimize import dataset, read_jsonl, run_cli  # noqa: F401 (fixtures)
+
+
+@pytest.fixture
+def restored_dspy():
+    """The CLI configures DSPy's global LM; put back what was there."""
+    saved = {k: dspy.settings.get(k) for k in ("lm", "adapter")}
+    yield
+    dspy.configure(**saved)
 
 
 # --- 1. the index cache holds what was indexed -------------------------------------------------
@@ -103,3 +116,68 @@ def test_ask_in_a_new_process_answers_from_the_corpus_as_it_is_now(tmp_path):
         handle.write(OLD)
     os.utime(corpus, ns=(before.st_atime_ns, before.st_mtime_ns))
     assert "Arlenton" in ask()["answer"]
+
+
+# --- 2. LM faults named as what they are -------------------------------------------------------
+
+def is_synthesis(request: dict) -> bool:
+    """Only the synthesis prompt has a `missing` input field."""
+    return "`missing`" in request["messages"][0]["content"]
+
+
+def test_a_rate_limited_synthesis_is_named_and_no_model_answer_is_blamed(capsys, monkeypatch, restored_dspy):
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    reply = 'Action: search_corpus("Ruby programming language creator")'
+    with FakeOpenAIServer(reply, status=lambda request: 429 if is_synthesis(request) else 200) as server:
+        code, out, err = run_cli(capsys, "ask", "Who created the Ruby programming language?", "--lm", "openai/x",
+                                 "--api-base", server.url, "--json")
+        rate_limited = sum(1 for r in server.requests if is_synthesis(r))
+    assert code == 0, err
+    record = json.loads(out)
+    assert "Matsumoto" in record["answer"] and record["answer_origin"] == "extracted"
+    assert "The model was rate-limited (429) on the synthesis; no answer came from the model." in record["caveats"]
+    assert not any("did not fit" in c for c in record["caveats"])  # there was no model answer to judge
+    [fault] = [f for f in record["lm_faults"] if f["call"] == "synthesis"]
+    assert fault["status"] == 429 and fault["error"] == "LMRateLimitError" and "\n" not in fault["message"]
+    assert rate_limited > 1  # retried (Retry-After honoured) before the call was dropped
+
+
+def test_lm_faults_record_the_call_the_error_and_its_status():
+    pad = Scratchpad(question="q", steps=[StepRecord(step=1)])
+    record_lm_fault(pad, "step", LMRateLimitError("slow down\nsecond line", status=429))
+    pad.steps.append(StepRecord(step=2))
+    record_lm_fault(pad, "step", LMRateLimitError("slow down", status=429))
+    record_lm_fault(pad, "judge", RuntimeError("the model returned nothing"))
+    assert [(f.call, f.step, f.error, f.status, f.message) for f in pad.lm_faults] == [
+        ("step", 1, "LMRateLimitError", 429, "slow down"), ("step", 2, "LMRateLimitError", 429, "slow down"),
+        ("judge", 2, "RuntimeError", None, "the model returned nothing")]
+    assert lm_fault_caveats(pad) == [
+        "The model was rate-limited (429) on steps 1, 2; no move came from the model there.",
+        "The model call failed (RuntimeError) on the answerability judgment; the search went on without its judgment."]
+
+
+def test_evaluate_where_every_call_is_rate_limited_exits_non_zero_and_fails_the_run(capsys, dataset, tmp_path,
+                                                                                    monkeypatch, restored_dspy):
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    monkeypatch.chdir(tmp_path)
+    out = tmp_path / "eval.jsonl"
+    store = f"sqlite:///{tmp_path / 'mlflow.db'}"
+    with FakeOpenAIServer(STUCK_REPLY, status=429) as server:
+        code, stdout, err = run_cli(capsys, "evaluate", "--dataset", dataset, "--split", "all", "--out", out,
+                                    "--lm", "openai/x", "--api-base", server.url, "--tracking-uri", store,
+                                    "--no-traces")
+    assert code == 2 and "combined" not in stdout
+    [line] = [line for line in err.splitlines() if line.startswith("deltaseek: error")]
+    assert line.startswith("deltaseek: error: the model could not be reached on 4 of 4 examples (LMRateLimitError "
+                           "(429) on ") and line.endswith(f"results kept in {out}")
+    rows = read_jsonl(out)
+    assert len(rows) == 4
+    for row in rows:
+        assert row["lm_faults"] and {f["status"] for f in row["lm_faults"]} == {429}
+        assert "LMRateLimitError (429)" in row["error"] and set(row["scores"].values()) == {0.0}
+
+    import mlflow
+
+    client = mlflow.MlflowClient(tracking_uri=store)
+    [run] = client.search_runs([client.get_experiment_by_name("deltaseek").experiment_id])
+    assert run.info.status == "FAILED" and run.data.metrics["examples_finished"] == 4

@@ -17,6 +17,7 @@ from deltaseek.programs.agent import guardrails as guard
 from deltaseek.programs.agent.answer import Proposal, choose_answer, final_answerability, state_caveats
 from deltaseek.programs.agent.evidence import ambiguous_terms, read_evidence, unexplored_meaning
 from deltaseek.programs.agent.fallbacks import clean_items, heuristic_query, heuristic_task_kind
+from deltaseek.programs.agent.lm_faults import lm_fault_caveats, record_lm_fault
 from deltaseek.programs.agent.program_file import load_program_file
 from deltaseek.programs.agent.reader import facts_by_relevance
 from deltaseek.programs.agent.scratchpad import Fact, Scratchpad, StepRecord, ToolCall
@@ -177,6 +178,7 @@ class DeltaSeek(dspy.Module):
                                   scratchpad=self.render(pad), guidance=guidance)
         except Exception as exc:  # a parse error or a bad reply must not escape forward()
             raise_if_fatal(exc)
+            record_lm_fault(pad, "step", exc)
             return self.recover_text_call(pad, record, exc)
         pad.consecutive_lm_failures = 0
         record.new_evidence = clean_items(out.get("new_evidence"))[:3]
@@ -335,6 +337,7 @@ class DeltaSeek(dspy.Module):
             query = (out.query or "").strip()
         except Exception as exc:
             raise_if_fatal(exc)
+            record_lm_fault(pad, "diversify", exc)
             query = ""
         usable = query and not self.why_blocked(pad, Move(False, self.tool_names[0], query))
         return query if usable else heuristic_query(pad, strategy) or query or None
@@ -388,6 +391,7 @@ class DeltaSeek(dspy.Module):
                 pad.uncertainties.append(f"answerability {out.answerability}: {out.reason}")
             except Exception as exc:
                 raise_if_fatal(exc)  # without a judgment the exhaustion guard still ends the search
+                record_lm_fault(pad, "judge", exc)
 
     def guidance(self, pad: Scratchpad) -> str:
         """What the step about to run reads besides the scratchpad (its record is already on the pad)."""
@@ -423,8 +427,9 @@ class DeltaSeek(dspy.Module):
         # handed back, the texts the LM was given (what is missing, the queries run) are echoes, not findings
         given = (*missing, *text.STOP_CAVEATS.values(), *pad.tried_queries, pad.question,
                  *(f"[{f.source}] {f.title}: {f.text}" for f in pad.facts))
-        caveats = (guard.keep_meaningful(proposal.caveats, pad, self.reserved_names, given)
-                   + state_caveats(pad, stop, "none" if nothing_found else origin, proposal.asked))
+        # "did not fit" needs an answer to judge: a failed or empty synthesis gave none
+        caveats = (guard.keep_meaningful(proposal.caveats, pad, self.reserved_names, given) + lm_fault_caveats(pad)
+                   + state_caveats(pad, stop, "none" if nothing_found else origin, bool(proposal.answer)))
         assumptions = guard.keep_meaningful(proposal.assumptions, pad, self.reserved_names, given) + ambiguous_terms(pad)
         if nothing_found:
             about = ", ".join(missing_subjects) or f"\"{pad.question}\""
@@ -456,7 +461,8 @@ class DeltaSeek(dspy.Module):
             out = self.synthesize(signature=signature, question=pad.question, facts=facts, missing=missing)
         except Exception as exc:
             raise_if_fatal(exc)
-            return Proposal("", [f"The synthesis step failed ({type(exc).__name__})."], [], [], None)
+            record_lm_fault(pad, "synthesis", exc)  # its caveat names the fault
+            return Proposal("", [], [], [], None)
         return Proposal(str(out.answer or "").strip(), clean_items(out.get("caveats")), clean_items(out.get("assumptions")),
                         [str(x).strip("[] ") for x in out.get("sources") or []], out.get("answerability"),
                         prediction=out)
