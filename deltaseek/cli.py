@@ -11,6 +11,7 @@ import signal
 import sys
 import threading
 import time
+import unicodedata
 from pathlib import Path
 
 import dspy
@@ -29,6 +30,7 @@ from deltaseek.optimize.stopping import stop_on_signals
 from deltaseek.optimize.labeled_data import SPLITS, split
 from deltaseek.optimize.tracking import Tracker
 from deltaseek.programs.agent import AgentSettings, DeltaSeek, run_question, save_program
+from deltaseek.programs.agent.deltaseek import check_question
 from deltaseek.programs.agent.program_file import UNCOMPILED, default_program_path, load_state_into
 from deltaseek.programs.index import CorpusIndex, read_corpus
 from deltaseek.programs.lm import configure_lm, is_fatal_lm_error, make_lm
@@ -96,41 +98,55 @@ def configure_lm_from(args) -> dspy.BaseLM:
     return configure_lm(args.lm, args.api_base)
 
 
+KEPT_AS_IS = frozenset("\n\t\u200c\u200d")
+"""Printed as they are: line breaks, tabs, and the zero-width joiners some scripts and emoji need."""
+
+
+def escape_controls(text: str) -> str:
+    """Text for the terminal with control and other unprintable characters escaped ("\\x1b",
+    "\\u202e"): a question or a passage echoed back must not move the cursor, recolour the
+    terminal or reorder what follows. Spaces of any kind stay spaces."""
+    return "".join(c if c.isprintable() or c in KEPT_AS_IS or unicodedata.category(c) == "Zs"
+                   else c.encode("unicode_escape").decode("ascii") for c in str(text))
+
+
+def say(text: str) -> None:
+    print(escape_controls(text))
+
+
 def print_trace(record: dict) -> None:
     for step in record["trajectory"]["steps"]:
         thought = "; ".join(step["new_evidence"]) or "(nothing new)"
-        print(f"[step {step['step']}] thought: {thought}")
-        print(f"  move: {step['move'] or '-'}" + (f"  ({step['note']})" if step["note"] else ""))
+        say(f"[step {step['step']}] thought: {thought}")
+        say(f"  move: {step['move'] or '-'}" + (f"  ({step['note']})" if step["note"] else ""))
         if step["observation"]:
-            print("  observation: " + step["observation"].splitlines()[0])
+            say("  observation: " + step["observation"].splitlines()[0])
     for call in record["tool_calls"]:
         if call.get("proposed"):
-            print(f"  replaced: the model proposed {call['proposed']!r} ({call['replaced_because']}); "
-                  f"the program ran {call['tool']}(\"{call['args'].get('query', '')}\")")
+            say(f"  replaced: the model proposed {call['proposed']!r} ({call['replaced_because']}); "
+                f"the program ran {call['tool']}(\"{call['args'].get('query', '')}\")")
         if not call["executed"]:
-            print(f"  blocked: {call['tool']}(\"{call['args'].get('query', '')}\"): {call['blocked_reason']}")
+            say(f"  blocked: {call['tool']}(\"{call['args'].get('query', '')}\"): {call['blocked_reason']}")
     print()
 
 
 def print_answer(record: dict) -> None:
-    print(record["answer"])
+    say(record["answer"])
     origin = {"lm": "the model's answer", "extracted": "read from the passages",
               "evidence": "the best evidence quoted"}.get(record.get("answer_origin"), "")
-    print(f"\nanswer: {origin}; answerability: {record['answerability']}  (stopped: {record['stop_reason']}; "
-          f"{record['steps']} steps, {sum(c['executed'] for c in record['tool_calls'])} searches, "
-          f"{record['lm_calls']} LM calls, {record['seconds']} s)")
+    say(f"\nanswer: {origin}; answerability: {record['answerability']}  (stopped: {record['stop_reason']}; "
+        f"{record['steps']} steps, {sum(c['executed'] for c in record['tool_calls'])} searches, "
+        f"{record['lm_calls']} LM calls, {record['seconds']} s)")
     cited = [" ".join(filter(None, (s["title"], s["url"] or f"[{s['id']}]"))) for s in record["sources"]]
     for label, items in (("caveats", record["caveats"]), ("assumptions", record["assumptions"]), ("sources", cited)):
         if items:
-            print(f"{label}:")
+            say(f"{label}:")
             for item in items:
-                print(f"  - {item}")
+                say(f"  - {item}")
 
 
 def cmd_ask(args) -> int:
-    question = (args.question or "").strip()
-    if not question:
-        raise UsageError("the question is empty")
+    question = check_question(args.question)  # refused before the model loads or the index is read
     configure_lm_from(args)
     program = build_program(args)
     record = run_question(program, question)
@@ -455,7 +471,7 @@ COMMANDS = {"ask": cmd_ask, "index": cmd_index}
 
 
 def one_line(text: str, limit: int = 400) -> str:
-    text = " ".join(str(text).split())
+    text = escape_controls(" ".join(str(text).split()))
     return text if len(text) <= limit else text[:limit - 3] + "..."
 
 
@@ -489,7 +505,7 @@ def main(argv: list[str] | None = None) -> int:
     except DeltaSeekError as exc:
         if args.debug:
             raise
-        print(f"deltaseek: error: {exc}", file=sys.stderr)
+        print(f"deltaseek: error: {escape_controls(exc)}", file=sys.stderr)
         return 2
     except Exception as exc:
         if args.debug:

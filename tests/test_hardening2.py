@@ -19,9 +19,12 @@ import pytest
 from dspy.utils.exceptions import LMRateLimitError
 
 import deltaseek.programs.index as index_module
+from deltaseek import DeltaSeek, UsageError
+from deltaseek.cli import escape_controls
 from deltaseek.programs.agent import Scratchpad, StepRecord
 from deltaseek.programs.agent.lm_faults import lm_fault_caveats, record_lm_fault
 from deltaseek.programs.index import CorpusIndex, cache_dir, corpus_fingerprint
+from deltaseek.programs.tools import LocalCorpusSearch
 from tests.fake_openai import FakeOpenAIServer
 from tests.test_cli import STUCK_REPLY
 from tests.test_optimize import dataset, read_jsonl, run_cli  # noqa: F401 (fixtures)
@@ -181,3 +184,32 @@ def test_evaluate_where_every_call_is_rate_limited_exits_non_zero_and_fails_the_
     client = mlflow.MlflowClient(tracking_uri=store)
     [run] = client.search_runs([client.get_experiment_by_name("deltaseek").experiment_id])
     assert run.info.status == "FAILED" and run.data.metrics["examples_finished"] == 4
+
+
+# --- 3. a question of invisible characters; control characters printed escaped ----------------
+
+@pytest.mark.parametrize("question", ["\u200b\u200b", "\x00", " \ufeff\u2060\u200d ", "\x1b\x07"])
+def test_a_question_of_invisible_characters_is_empty(capsys, question):
+    with FakeOpenAIServer(STUCK_REPLY) as server:
+        code, out, err = run_cli(capsys, "ask", question, "--lm", "openai/stuck", "--api-base", server.url)
+        assert server.requests == []
+    assert code == 2 and out == "" and err.strip() == "deltaseek: error: the question is empty"
+
+
+def test_a_question_of_invisible_characters_is_refused_from_python_too(bundled_index):
+    with pytest.raises(UsageError, match="the question is empty"):
+        DeltaSeek(tools=[LocalCorpusSearch(bundled_index)])(question="\u200b\x00")
+
+
+def test_control_characters_of_a_question_are_printed_escaped(capsys, restored_dspy):
+    question = "Where is Xyzzyville\x1b[2J\x07\u202e?"
+    with FakeOpenAIServer(STUCK_REPLY, status=429) as server:
+        code, out, err = run_cli(capsys, "ask", question, "--lm", "openai/x", "--api-base", server.url, "--trace")
+    assert code == 0, err
+    assert "Xyzzyville\\x1b[2J\\x07\\u202e?" in out  # the tool-first search of the question, as the trace shows it
+    assert not any(c in out for c in "\x1b\x07\u202e")
+
+
+def test_escaping_keeps_text_that_prints():
+    assert escape_controls("Zoë\u00a0N°\tfin\nnext \u200d \u200c") == "Zoë\u00a0N°\tfin\nnext \u200d \u200c"
+    assert escape_controls("a\rb\x7f\u200b") == "a\\rb\\x7f\\u200b"

@@ -473,9 +473,11 @@ MAX_QUESTION_CHARS = 2000
 
 
 def check_question(question: str) -> str:
-    """The question, stripped; UsageError when it is empty or longer than MAX_QUESTION_CHARS."""
+    """The question, stripped; UsageError when it is empty or longer than MAX_QUESTION_CHARS. Empty
+    means nothing printable is left: control and zero-width characters alone ("\\x00", "\\u200b")
+    would run the whole search on nothing and quote an unrelated passage."""
     question = (question or "").strip()
-    if not question:
+    if not any(char.isprintable() and not char.isspace() for char in question):
         raise UsageError("the question is empty")
     if len(question) > MAX_QUESTION_CHARS:
         raise UsageError(f"the question is {len(question):,} characters long; at most {MAX_QUESTION_CHARS:,} are "
