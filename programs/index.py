@@ -65,6 +65,12 @@ def bounded_lines(handle, limit: int = MAX_LINE_BYTES) -> Iterator[tuple[bytes, 
         yield raw, length
 
 
+def json_problem(exc: json.JSONDecodeError) -> str:
+    """Where and why JSON did not parse: `Expecting ',' delimiter at column 34`. Some of json's
+    messages already end in "at" ("Unterminated string starting at"): it is said once."""
+    return f"{exc.msg.removesuffix(' at')} at column {exc.colno}"
+
+
 class CorpusDigest:
     """The fingerprint of corpus files: a hash of the index format and, for each file, its bytes,
     then its name's stem (a passage without an id is named after it) and its length."""
@@ -118,7 +124,7 @@ def jsonl_objects(path: Path, digest: CorpusDigest | None = None) -> Iterator[tu
             try:
                 row = json.loads(line)
             except json.JSONDecodeError as exc:
-                yield lineno, None, f"not valid JSON ({exc.msg} at column {exc.colno})"
+                yield lineno, None, f"not valid JSON ({json_problem(exc)})"
                 continue
             if not isinstance(row, dict):
                 yield lineno, None, f"expected a JSON object, got {type(row).__name__}"

@@ -21,6 +21,7 @@ from dspy.utils.exceptions import LMRateLimitError
 import deltaseek.programs.index as index_module
 from deltaseek import DeltaSeek, UsageError
 from deltaseek.cli import escape_controls
+from deltaseek.optimize.labeled_data import load_labeled
 from deltaseek.programs.agent import Scratchpad, StepRecord
 from deltaseek.programs.agent.lm_faults import lm_fault_caveats, record_lm_fault
 from deltaseek.programs.index import CorpusIndex, cache_dir, corpus_fingerprint
@@ -213,3 +214,22 @@ def test_control_characters_of_a_question_are_printed_escaped(capsys, restored_d
 def test_escaping_keeps_text_that_prints():
     assert escape_controls("Zoë\u00a0N°\tfin\nnext \u200d \u200c") == "Zoë\u00a0N°\tfin\nnext \u200d \u200c"
     assert escape_controls("a\rb\x7f\u200b") == "a\\rb\\x7f\\u200b"
+
+
+# --- 4. a JSON error says "at" once -------------------------------------------------------------
+
+@pytest.mark.parametrize("value,problem", [
+    ('"tab\there"', "Invalid control character at column {}"),  # json's message ends in "at"
+    ('"never closed}', "Unterminated string starting at column {}"),
+])
+def test_a_json_error_says_at_once(capsys, tmp_path, value, problem):
+    corpus = tmp_path / "corpus.jsonl"
+    corpus.write_text(f'{{"text": {value}}}')  # no line end: an open string would run into it
+    code, _, err = run_cli(capsys, "index", corpus)
+    column = 10 + value.find("\t") if "\t" in value else 10
+    assert code == 2 and err.strip().endswith(f"{corpus}:1: not valid JSON ({problem.format(column)})")
+    labeled = tmp_path / "labeled.jsonl"
+    labeled.write_text(f'{{"question": {value}}}')
+    with pytest.raises(Exception) as raised:
+        load_labeled(labeled)
+    assert str(raised.value).endswith(f"\n{labeled}:1: not valid JSON ({problem.format(column + 4)})")
