@@ -191,7 +191,8 @@ def register_optimize_commands(subparsers) -> None:
     evaluate.add_argument("--dataset", required=True, help="labeled questions (.jsonl/.json/.csv/.parquet, a saved "
                                                            "Hugging Face dataset folder, or hf:owner/name)")
     add_agent_options(evaluate)
-    evaluate.add_argument("--split", choices=SPLIT_CHOICES, default="dev", help="which part to run (default: dev)")
+    evaluate.add_argument("--split", choices=SPLIT_CHOICES, help="which part to run (default: dev; a set too small "
+                                                                  "to hold a dev split is run whole)")
     evaluate.add_argument("--limit", type=int, help="only the first N examples of the split")
     evaluate.add_argument("--threads", type=int, default=1, help="examples run in parallel (default: 1)")
     evaluate.add_argument("--out", help="per-example JSONL (default: results/evaluate-DATASET-SPLIT-TIME.jsonl); "
@@ -225,7 +226,8 @@ def register_optimize_commands(subparsers) -> None:
     bench = subparsers.add_parser("bench", help="deltaseek against dspy.ReAct and ReActV2 on the same LM, tools and "
                                                  "questions; --speed: the model's and the index's speed figures")
     bench.add_argument("--dataset", help="labeled questions (default: the bundled seed set)")
-    bench.add_argument("--split", choices=SPLIT_CHOICES, default="test", help="which part to run (default: test)")
+    bench.add_argument("--split", choices=SPLIT_CHOICES, help="which part to run (default: test; a set too small to "
+                                                               "hold a test split is run whole)")
     bench.add_argument("--limit", type=int, help="only the first N examples of the split")
     bench.add_argument("--scenario", choices=("model", *SCENARIOS), default="model",
                        help="model: the LM given by --lm (default the embedded one); stubborn: an LM that answers "
@@ -279,13 +281,28 @@ def run_params(args, lm, program, source: str) -> dict:
             "settings": program.settings.model_dump()}
 
 
+def split_examples(args, dataset: str, default: str) -> list[dspy.Example]:
+    """The examples of `--split` (else `default`), at most `--limit`; `args.split` is set to the
+    part run. A set too small to hold the default split (a user's own three rows, split by a hash
+    of their ids) is run whole, with a note; an empty split named with --split is an error."""
+    labeled = load_dataset(dataset)
+    name = args.split or default
+    examples = select(labeled.examples, name, args.limit)
+    if not examples and args.split is None:
+        print(f"deltaseek: note: {dataset}: the {name} split holds none of its {len(labeled.examples)} examples "
+              "(too few to split); all of them are run, as with --split all", file=sys.stderr)
+        name, examples = "all", select(labeled.examples, "all", args.limit)
+    if not examples:
+        raise UsageError(f"{dataset}: the {name} split holds none of its {len(labeled.examples)} examples; "
+                         "pass --split all to run every example")
+    args.split = name
+    return examples
+
+
 def cmd_evaluate(args) -> int:
     positive("--limit", args.limit)
     positive("--threads", args.threads)
-    labeled = load_dataset(args.dataset)
-    examples = select(labeled.examples, args.split, args.limit)
-    if not examples:
-        raise UsageError(f"{args.dataset}: the {args.split} split holds no examples")
+    examples = split_examples(args, args.dataset, "dev")
     lm = prepare_agent(args, examples)
     program = build_program(args)
     out = Path(args.out or Path(RESULTS_DIR) / f"evaluate-{Path(args.dataset).stem}-{args.split}-{timestamp()}.jsonl")
@@ -431,9 +448,7 @@ def cmd_bench(args) -> int:
     positive("--limit", args.limit)
     positive("--budget", args.budget)
     dataset = args.dataset or str(labeled_set("seed_set"))
-    examples = select(load_dataset(dataset).examples, args.split, args.limit)
-    if not examples:
-        raise UsageError(f"{dataset}: the {args.split} split holds no examples")
+    examples = split_examples(args, dataset, "test")
     if not args.corpus:
         args.corpus = corpora_for(examples)
     tools = build_tools(args.tools or "local", lambda: CorpusIndex.open(args.corpus), use_cache=not args.no_cache)

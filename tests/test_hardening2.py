@@ -18,17 +18,19 @@ import dspy
 import pytest
 from dspy.utils.exceptions import LMRateLimitError
 
+import deltaseek.cli as cli
 import deltaseek.programs.index as index_module
 from deltaseek import DeltaSeek, UsageError
 from deltaseek.cli import escape_controls
-from deltaseek.optimize.labeled_data import load_labeled
+from deltaseek.optimize.labeled_data import assign_split, load_labeled
 from deltaseek.programs.agent import Scratchpad, StepRecord
 from deltaseek.programs.agent.lm_faults import lm_fault_caveats, record_lm_fault
 from deltaseek.programs.index import CorpusIndex, cache_dir, corpus_fingerprint
 from deltaseek.programs.tools import LocalCorpusSearch
 from tests.fake_openai import FakeOpenAIServer
+from tests.scripted import scripted_lm
 from tests.test_cli import STUCK_REPLY
-from tests.test_optimize import dataset, read_jsonl, run_cli  # noqa: F401 (fixtures)
+from tests.test_optimize import ROWS, dataset, oracle_engine, read_jsonl, run_cli  # noqa: F401 (fixtures)
 
 
 @pytest.fixture
@@ -233,3 +235,31 @@ def test_a_json_error_says_at_once(capsys, tmp_path, value, problem):
     with pytest.raises(Exception) as raised:
         load_labeled(labeled)
     assert str(raised.value).endswith(f"\n{labeled}:1: not valid JSON ({problem.format(column + 4)})")
+
+
+# --- 6. a labeled set too small to split --------------------------------------------------------
+
+def small_set(tmp_path) -> Path:
+    """Three rows without a split field whose ids all hash outside the dev split."""
+    ids = [i for i in (f"mine-{n}" for n in range(40)) if assign_split(i) != "dev"][:3]
+    rows = [{k: v for k, v in r.items() if k != "split"} | {"id": i} for r, i in zip(ROWS, ids)]
+    path = tmp_path / "my3rows.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    return path
+
+
+def test_a_set_too_small_to_split_is_evaluated_whole_with_a_note(capsys, tmp_path, monkeypatch, restored_dspy):
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(cli, "configure_lm_from",
+                        lambda args: dspy.configure(lm=scripted_lm(oracle_engine()), adapter=dspy.JSONAdapter()))
+    path, out = small_set(tmp_path), tmp_path / "eval.jsonl"
+    code, stdout, err = run_cli(capsys, "evaluate", "--dataset", path, "--out", out, "--tracking-uri",
+                                f"sqlite:///{tmp_path / 'mlflow.db'}", "--no-traces")
+    assert code == 0, err
+    assert f"deltaseek: note: {path}: the dev split holds none of its 3 examples (too few to split); all of them " \
+           "are run, as with --split all" in err
+    assert len(read_jsonl(out)) == 3 and "3 examples" in stdout
+
+    code, _, err = run_cli(capsys, "evaluate", "--dataset", path, "--split", "dev", "--out", tmp_path / "dev.jsonl")
+    assert code == 2 and err.strip() == (f"deltaseek: error: {path}: the dev split holds none of its 3 examples; "
+                                         "pass --split all to run every example")
