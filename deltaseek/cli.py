@@ -11,6 +11,7 @@ import signal
 import sys
 import threading
 import time
+import unicodedata
 from pathlib import Path
 
 import dspy
@@ -30,6 +31,7 @@ from deltaseek.optimize.stopping import stop_on_signals
 from deltaseek.optimize.labeled_data import SPLITS, split
 from deltaseek.optimize.tracking import Tracker
 from deltaseek.programs.agent import AgentSettings, DeltaSeek, run_question, save_program
+from deltaseek.programs.agent.deltaseek import check_question
 from deltaseek.programs.agent.program_file import UNCOMPILED, default_program_path, load_state_into
 from deltaseek.programs.index import CorpusIndex, read_corpus
 from deltaseek.programs.lm import configure_lm, is_fatal_lm_error, make_lm
@@ -97,41 +99,55 @@ def configure_lm_from(args) -> dspy.BaseLM:
     return configure_lm(args.lm, args.api_base)
 
 
+KEPT_AS_IS = frozenset("\n\t\u200c\u200d")
+"""Printed as they are: line breaks, tabs, and the zero-width joiners some scripts and emoji need."""
+
+
+def escape_controls(text: str) -> str:
+    """Text for the terminal with control and other unprintable characters escaped ("\\x1b",
+    "\\u202e"): a question or a passage echoed back must not move the cursor, recolour the
+    terminal or reorder what follows. Spaces of any kind stay spaces."""
+    return "".join(c if c.isprintable() or c in KEPT_AS_IS or unicodedata.category(c) == "Zs"
+                   else c.encode("unicode_escape").decode("ascii") for c in str(text))
+
+
+def say(text: str) -> None:
+    print(escape_controls(text))
+
+
 def print_trace(record: dict) -> None:
     for step in record["trajectory"]["steps"]:
         thought = "; ".join(step["new_evidence"]) or "(nothing new)"
-        print(f"[step {step['step']}] thought: {thought}")
-        print(f"  move: {step['move'] or '-'}" + (f"  ({step['note']})" if step["note"] else ""))
+        say(f"[step {step['step']}] thought: {thought}")
+        say(f"  move: {step['move'] or '-'}" + (f"  ({step['note']})" if step["note"] else ""))
         if step["observation"]:
-            print("  observation: " + step["observation"].splitlines()[0])
+            say("  observation: " + step["observation"].splitlines()[0])
     for call in record["tool_calls"]:
         if call.get("proposed"):
-            print(f"  replaced: the model proposed {call['proposed']!r} ({call['replaced_because']}); "
-                  f"the program ran {call['tool']}(\"{call['args'].get('query', '')}\")")
+            say(f"  replaced: the model proposed {call['proposed']!r} ({call['replaced_because']}); "
+                f"the program ran {call['tool']}(\"{call['args'].get('query', '')}\")")
         if not call["executed"]:
-            print(f"  blocked: {call['tool']}(\"{call['args'].get('query', '')}\"): {call['blocked_reason']}")
+            say(f"  blocked: {call['tool']}(\"{call['args'].get('query', '')}\"): {call['blocked_reason']}")
     print()
 
 
 def print_answer(record: dict) -> None:
-    print(record["answer"])
+    say(record["answer"])
     origin = {"lm": "the model's answer", "extracted": "read from the passages",
               "evidence": "the best evidence quoted"}.get(record.get("answer_origin"), "")
-    print(f"\nanswer: {origin}; answerability: {record['answerability']}  (stopped: {record['stop_reason']}; "
-          f"{record['steps']} steps, {sum(c['executed'] for c in record['tool_calls'])} searches, "
-          f"{record['lm_calls']} LM calls, {record['seconds']} s)")
+    say(f"\nanswer: {origin}; answerability: {record['answerability']}  (stopped: {record['stop_reason']}; "
+        f"{record['steps']} steps, {sum(c['executed'] for c in record['tool_calls'])} searches, "
+        f"{record['lm_calls']} LM calls, {record['seconds']} s)")
     cited = [" ".join(filter(None, (s["title"], s["url"] or f"[{s['id']}]"))) for s in record["sources"]]
     for label, items in (("caveats", record["caveats"]), ("assumptions", record["assumptions"]), ("sources", cited)):
         if items:
-            print(f"{label}:")
+            say(f"{label}:")
             for item in items:
-                print(f"  - {item}")
+                say(f"  - {item}")
 
 
 def cmd_ask(args) -> int:
-    question = (args.question or "").strip()
-    if not question:
-        raise UsageError("the question is empty")
+    question = check_question(args.question)  # refused before the model loads or the index is read
     configure_lm_from(args)
     program = build_program(args)
     record = run_question(program, question)
@@ -176,7 +192,8 @@ def register_optimize_commands(subparsers) -> None:
     evaluate.add_argument("--dataset", required=True, help="labeled questions (.jsonl/.json/.csv/.parquet, a saved "
                                                            "Hugging Face dataset folder, or hf:owner/name)")
     add_agent_options(evaluate)
-    evaluate.add_argument("--split", choices=SPLIT_CHOICES, default="dev", help="which part to run (default: dev)")
+    evaluate.add_argument("--split", choices=SPLIT_CHOICES, help="which part to run (default: dev; a set too small "
+                                                                  "to hold a dev split is run whole)")
     evaluate.add_argument("--limit", type=int, help="only the first N examples of the split")
     evaluate.add_argument("--threads", type=int, default=1, help="examples run in parallel (default: 1)")
     evaluate.add_argument("--out", help="per-example JSONL (default: results/evaluate-DATASET-SPLIT-TIME.jsonl); "
@@ -210,7 +227,8 @@ def register_optimize_commands(subparsers) -> None:
     bench = subparsers.add_parser("bench", help="deltaseek against dspy.ReAct and ReActV2 on the same LM, tools and "
                                                  "questions; --speed: the model's and the index's speed figures")
     bench.add_argument("--dataset", help="labeled questions (default: the bundled seed set)")
-    bench.add_argument("--split", choices=SPLIT_CHOICES, default="test", help="which part to run (default: test)")
+    bench.add_argument("--split", choices=SPLIT_CHOICES, help="which part to run (default: test; a set too small to "
+                                                               "hold a test split is run whole)")
     bench.add_argument("--limit", type=int, help="only the first N examples of the split")
     bench.add_argument("--scenario", choices=("model", *SCENARIOS), default="model",
                        help="model: the LM given by --lm (default the embedded one); stubborn: an LM that answers "
@@ -283,13 +301,28 @@ def run_params(args, lm, program, source: str) -> dict:
             "settings": program.settings.model_dump()}
 
 
+def split_examples(args, dataset: str, default: str) -> list[dspy.Example]:
+    """The examples of `--split` (else `default`), at most `--limit`; `args.split` is set to the
+    part run. A set too small to hold the default split (a user's own three rows, split by a hash
+    of their ids) is run whole, with a note; an empty split named with --split is an error."""
+    labeled = load_dataset(dataset)
+    name = args.split or default
+    examples = select(labeled.examples, name, args.limit)
+    if not examples and args.split is None:
+        print(f"deltaseek: note: {dataset}: the {name} split holds none of its {len(labeled.examples)} examples "
+              "(too few to split); all of them are run, as with --split all", file=sys.stderr)
+        name, examples = "all", select(labeled.examples, "all", args.limit)
+    if not examples:
+        raise UsageError(f"{dataset}: the {name} split holds none of its {len(labeled.examples)} examples; "
+                         "pass --split all to run every example")
+    args.split = name
+    return examples
+
+
 def cmd_evaluate(args) -> int:
     positive("--limit", args.limit)
     positive("--threads", args.threads)
-    labeled = load_dataset(args.dataset)
-    examples = select(labeled.examples, args.split, args.limit)
-    if not examples:
-        raise UsageError(f"{args.dataset}: the {args.split} split holds no examples")
+    examples = split_examples(args, args.dataset, "dev")
     lm = prepare_agent(args, examples)
     program = build_program(args)
     out = Path(args.out or Path(RESULTS_DIR) / f"evaluate-{Path(args.dataset).stem}-{args.split}-{timestamp()}.jsonl")
@@ -440,9 +473,7 @@ def cmd_bench(args) -> int:
     positive("--limit", args.limit)
     positive("--budget", args.budget)
     dataset = args.dataset or str(labeled_set("seed_set"))
-    examples = select(load_dataset(dataset).examples, args.split, args.limit)
-    if not examples:
-        raise UsageError(f"{dataset}: the {args.split} split holds no examples")
+    examples = split_examples(args, dataset, "test")
     if not args.corpus:
         args.corpus = corpora_for(examples)
     tools = build_tools(args.tools or "local", lambda: CorpusIndex.open(args.corpus), use_cache=not args.no_cache)
@@ -512,7 +543,7 @@ COMMANDS = {"ask": cmd_ask, "index": cmd_index}
 
 
 def one_line(text: str, limit: int = 400) -> str:
-    text = " ".join(str(text).split())
+    text = escape_controls(" ".join(str(text).split()))
     return text if len(text) <= limit else text[:limit - 3] + "..."
 
 
@@ -546,7 +577,7 @@ def main(argv: list[str] | None = None) -> int:
     except DeltaSeekError as exc:
         if args.debug:
             raise
-        print(f"deltaseek: error: {exc}", file=sys.stderr)
+        print(f"deltaseek: error: {escape_controls(exc)}", file=sys.stderr)
         return 2
     except Exception as exc:
         if args.debug:

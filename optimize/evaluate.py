@@ -8,8 +8,10 @@ or continued with `resume=True` (examples it already holds without an error are 
 An example whose run raises is kept with its error and scores 0 on every metric; so is a run
 that ended on an LM error without one successful LM call. An LM that cannot be used at all (no
 key, unknown model, unreachable server: `is_fatal_lm_error`) stops the evaluation after the
-first such row with `LMUnusable`. SIGINT / SIGTERM (see `stopping`) stop scheduling examples at
-once, let the running ones finish, and raise `Interrupted`; both carry the report so far.
+first such row with `LMUnusable`; an evaluation in which most rows could not reach the model
+(every call rate-limited or failed) raises it once every row has run. SIGINT / SIGTERM (see
+`stopping`) stop scheduling examples at once, let the running ones finish, and raise
+`Interrupted`; both carry the report so far.
 """
 
 from __future__ import annotations
@@ -33,6 +35,7 @@ from deltaseek.metrics import answerability_accuracy, combined_metric, efficienc
 from deltaseek.optimize import stopping
 from deltaseek.optimize.labeled_data import LabeledSet, load_labeled, split
 from deltaseek.programs.agent import run_question
+from deltaseek.programs.agent.lm_faults import describe_faults
 from deltaseek.programs.lm import is_fatal_lm_error
 
 METRICS = {
@@ -44,7 +47,7 @@ METRICS = {
 }
 SPLIT_CHOICES = ("dev", "test", "train", "all")
 RECORD_FIELDS = ("answer", "answerability", "caveats", "assumptions", "stop_reason", "steps", "tool_calls",
-                 "sources", "lm_calls", "tokens", "seconds")
+                 "sources", "lm_calls", "tokens", "seconds", "lm_faults")
 
 
 def load_dataset(path: str) -> LabeledSet:
@@ -102,10 +105,26 @@ def run_example(program: dspy.Module, example: dspy.Example, index: int) -> dict
 
 def no_lm_call_error(record: dict) -> str | None:
     """A run that ended on an LM error without one successful LM call answered from searches
-    alone: an error, never a score."""
+    alone: an error, never a score. The error names the faults (`LMRateLimitError (429) on ...`)."""
     if record.get("stop_reason") == "lm_error" and not record.get("lm_calls"):
-        return "no LM call succeeded (the run stopped on an LM error)"
+        faults = describe_faults(record.get("lm_faults") or [])
+        return "no LM call succeeded (the run stopped on an LM error)" + (f": {faults}" if faults else "")
     return None
+
+
+def could_not_reach_model(row: dict) -> bool:
+    """No LM call of the run succeeded and at least one failed (rate-limited, refused, timed out)."""
+    return not row.get("lm_calls") and bool(row.get("lm_faults"))
+
+
+def check_model_reached(report: "EvalReport", total: int) -> None:
+    """`LMUnusable` when most rows could not reach the model: their scores measure the searches
+    alone, and an evaluation that reports them as a result would hide the fault."""
+    unreached = [row for row in report.rows if could_not_reach_model(row)]
+    if len(unreached) * 2 > len(report.rows):
+        faults = describe_faults([fault for row in unreached for fault in row["lm_faults"]])
+        raise LMUnusable(f"the model could not be reached on {len(unreached)} of {total} examples ({faults}); "
+                         f"results kept in {report.path}", report)
 
 
 class LMUnusable(DeltaSeekError):
@@ -258,6 +277,7 @@ def evaluate_program(program: dspy.Module, examples: list[dspy.Example], results
     if unusable:
         raise LMUnusable(f"the LM cannot be used ({unusable['error']}); stopped after {len(rows)} of "
                          f"{len(examples)} examples, results kept in {out.path}", report)
+    check_model_reached(report, len(examples))
     return report
 
 

@@ -24,7 +24,7 @@ import dspy
 from pydantic import BaseModel, ConfigDict, ValidationError, ValidationInfo, field_validator
 
 from deltaseek.errors import DatasetError
-from deltaseek.programs.index import jsonl_objects
+from deltaseek.programs.index import json_problem, jsonl_objects
 from deltaseek.signatures import ANSWERABILITY
 
 SPLITS = ("train", "dev", "test")
@@ -103,7 +103,7 @@ class LabeledRow(BaseModel):
                 try:
                     value = json.loads(text)
                 except json.JSONDecodeError as exc:
-                    raise ValueError(f"looks like a JSON list but is not valid JSON ({exc.msg})") from None
+                    raise ValueError(f"looks like a JSON list but is not valid JSON ({json_problem(exc)})") from None
             else:
                 return [part.strip() for part in text.split("|") if part.strip()]
         if hasattr(value, "tolist"):  # numpy arrays from Parquet readers
@@ -190,7 +190,7 @@ def read_json_array(path: Path, source: str) -> Iterator[RawRow]:
     try:
         rows = json.loads(path.read_text(encoding="utf-8-sig") or "[]")
     except json.JSONDecodeError as exc:
-        raise DatasetError(f"{source}:{exc.lineno}: not valid JSON ({exc.msg})") from None
+        raise DatasetError(f"{source}:{exc.lineno}: not valid JSON ({json_problem(exc)})") from None
     if not isinstance(rows, list):
         raise DatasetError(f"{source}: expected a JSON list of objects, got {type(rows).__name__}")
     for number, data in enumerate(rows, start=1):

@@ -1,7 +1,11 @@
 """BM25 search over JSONL corpora, with the index persisted in a cache folder.
 
-The index is keyed by the content hash of the corpus files, so it is built
-once and rebuilt whenever a corpus file changes.
+The index is keyed by the content hash of the corpus files, so it is built once and rebuilt
+whenever a corpus file changes. The key of a built index is the hash of the very bytes it parsed
+(hashed as they are read), never of an earlier read: a file replaced between the cache lookup and
+the parse (an editor's save, a sync job) is stored under its new content's key, so a key can
+never hold another file's passages. A cached folder records its key and is read only when the
+key matches the file as it is now.
 
 Every passage is validated when the index is built (`PassageRow`), so a bad line is a
 `CorpusError` naming its file and line, never a failure at search time. Limits: a line holds at
@@ -27,7 +31,9 @@ from deltaseek.bundled import bundled_corpora
 from deltaseek.errors import CorpusError
 from deltaseek.programs.text import fold_accents
 
-INDEX_FORMAT = 2
+INDEX_FORMAT = 3
+"""3: terms with their accents folded. 2: keyed by the bytes parsed; an index of format 1 may hold a
+replaced file's passages: never read."""
 MAX_LINE_BYTES = 1_000_000
 """A corpus or dataset line longer than this is rejected (with its file and line), not read."""
 
@@ -61,10 +67,51 @@ def bounded_lines(handle, limit: int = MAX_LINE_BYTES) -> Iterator[tuple[bytes, 
         yield raw, length
 
 
-def jsonl_objects(path: Path) -> Iterator[tuple[int, dict | None, str | None]]:
+def json_problem(exc: json.JSONDecodeError) -> str:
+    """Where and why JSON did not parse: `Expecting ',' delimiter at column 34`. Some of json's
+    messages already end in "at" ("Unterminated string starting at"): it is said once."""
+    return f"{exc.msg.removesuffix(' at')} at column {exc.colno}"
+
+
+class CorpusDigest:
+    """The fingerprint of corpus files: a hash of the index format and, for each file, its bytes,
+    then its name's stem (a passage without an id is named after it) and its length."""
+
+    def __init__(self):
+        self._sha = hashlib.sha256(f"format={INDEX_FORMAT}".encode())
+        self._length = 0
+
+    def update(self, data: bytes) -> None:
+        self._sha.update(data)
+        self._length += len(data)
+
+    def end_file(self, path: Path) -> None:
+        self._sha.update(f"\0{path.stem}\0{self._length}\0".encode())
+        self._length = 0
+
+    def hexdigest(self) -> str:
+        return self._sha.hexdigest()[:20]
+
+
+class HashingReader:
+    """A binary file whose every line read is also fed to a digest: what is hashed is what is parsed."""
+
+    def __init__(self, handle, digest: CorpusDigest):
+        self.handle = handle
+        self.digest = digest
+
+    def readline(self, size: int = -1) -> bytes:
+        data = self.handle.readline(size)
+        self.digest.update(data)
+        return data
+
+
+def jsonl_objects(path: Path, digest: CorpusDigest | None = None) -> Iterator[tuple[int, dict | None, str | None]]:
     """(line number, object, problem) for each non-blank line of a JSONL file; the problem
-    says why a line is not a JSON object. Shared by the corpus and the labeled-set readers."""
-    with path.open("rb") as handle:
+    says why a line is not a JSON object. Shared by the corpus and the labeled-set readers.
+    With `digest`, every byte read is hashed into it as well."""
+    with path.open("rb") as opened:
+        handle = opened if digest is None else HashingReader(opened, digest)
         for lineno, (raw, length) in enumerate(bounded_lines(handle), start=1):
             if length > MAX_LINE_BYTES:
                 yield lineno, None, f"the line is {length:,} bytes long; at most {MAX_LINE_BYTES:,} are read"
@@ -79,7 +126,7 @@ def jsonl_objects(path: Path) -> Iterator[tuple[int, dict | None, str | None]]:
             try:
                 row = json.loads(line)
             except json.JSONDecodeError as exc:
-                yield lineno, None, f"not valid JSON ({exc.msg} at column {exc.colno})"
+                yield lineno, None, f"not valid JSON ({json_problem(exc)})"
                 continue
             if not isinstance(row, dict):
                 yield lineno, None, f"expected a JSON object, got {type(row).__name__}"
@@ -116,17 +163,18 @@ def passage_problem(error: dict) -> str:
     return f'field "{name}": {error.get("msg", "invalid").removeprefix("Value error, ")}'
 
 
-def read_corpus(path: str | os.PathLike, seen_ids: dict[str, str] | None = None) -> list[Passage]:
+def read_corpus(path: str | os.PathLike, seen_ids: dict[str, str] | None = None,
+                digest: CorpusDigest | None = None) -> list[Passage]:
     """Read one JSONL corpus: each line {"text", optional "title", "id", "url"}, validated.
 
     `seen_ids` (id -> "file:line") carries ids across the files of one index; a repeated id
-    is a CorpusError naming both lines."""
+    is a CorpusError naming both lines. `digest` hashes the bytes read (see `CorpusDigest`)."""
     path = Path(path)
     if not path.is_file():
         raise CorpusError(f"corpus file not found: {path}")
     seen_ids = {} if seen_ids is None else seen_ids
     passages = []
-    for lineno, row, problem in jsonl_objects(path):
+    for lineno, row, problem in jsonl_objects(path, digest):
         if problem:
             raise CorpusError(f"{path}:{lineno}: {problem}")
         try:
@@ -141,6 +189,8 @@ def read_corpus(path: str | os.PathLike, seen_ids: dict[str, str] | None = None)
         passages.append(Passage(id=passage_id, title=valid.title or "", text=valid.text, url=valid.url or None))
     if not passages:
         raise CorpusError(f"{path}: the corpus holds no passages")
+    if digest is not None:
+        digest.end_file(path)
     return passages
 
 
@@ -152,10 +202,14 @@ def tokenize(texts: list[str]) -> list[list[str]]:
 
 
 def corpus_fingerprint(paths: list[Path]) -> str:
-    digest = hashlib.sha256(f"format={INDEX_FORMAT}".encode())
+    """The files' fingerprint as they are now, read in chunks (a large corpus is never held whole)."""
+    digest = CorpusDigest()
     for path in paths:
-        digest.update(path.read_bytes())
-    return digest.hexdigest()[:20]
+        with path.open("rb") as handle:
+            while chunk := handle.read(1 << 20):
+                digest.update(chunk)
+        digest.end_file(path)
+    return digest.hexdigest()
 
 
 class CorpusIndex:
@@ -190,14 +244,18 @@ class CorpusIndex:
         folder = cache_dir() / "index" / fingerprint
         if folder.is_dir() and not rebuild:
             try:
+                if (folder / "fingerprint").read_text() != fingerprint:
+                    raise ValueError("the folder holds another corpus's index")
                 passages = [Passage(**row) for row in json.loads((folder / "passages.json").read_text())]
                 return cls(passages, bm25s.BM25.load(str(folder / "bm25")), fingerprint)
             except (OSError, ValueError, TypeError):
-                pass  # a damaged cache is rebuilt, never trusted
+                pass  # a damaged or mislabelled cache is rebuilt, never trusted
         seen_ids: dict[str, str] = {}
-        passages = [p for path in paths for p in read_corpus(path, seen_ids)]
-        index = cls.build(passages, fingerprint)
-        index.save(folder)
+        digest = CorpusDigest()
+        passages = [p for path in paths for p in read_corpus(path, seen_ids, digest)]
+        # keyed by what was parsed: a file replaced since the lookup above is stored under its new content
+        index = cls.build(passages, digest.hexdigest())
+        index.save(cache_dir() / "index" / index.fingerprint)
         return index
 
     def save(self, folder: Path) -> None:
@@ -207,6 +265,7 @@ class CorpusIndex:
         try:
             self.retriever.save(str(staging / "bm25"))
             (staging / "passages.json").write_text(json.dumps([p.__dict__ for p in self.passages], ensure_ascii=False))
+            (staging / "fingerprint").write_text(self.fingerprint)
             if folder.exists():
                 shutil.rmtree(folder)
             staging.rename(folder)

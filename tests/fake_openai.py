@@ -1,18 +1,20 @@
 """A real OpenAI-compatible HTTP server on 127.0.0.1 that answers every chat completion with
 the same text: the stuck model of seed 000, reached through `--lm openai/NAME --api-base URL`.
 `delay` makes each completion slow (seconds); `status` makes each one fail with that HTTP status
-(401: a rejected key)."""
+(401: a rejected key; 429: rate-limited, with `Retry-After: 0` so the client's retries are quick),
+or, as a function of the request, only some of them."""
 
 from __future__ import annotations
 
 import json
 import threading
 import time
+from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 
 class FakeOpenAIServer:
-    def __init__(self, reply: str, delay: float = 0.0, status: int = 200):
+    def __init__(self, reply: str, delay: float = 0.0, status: int | Callable[[dict], int] = 200):
         self.reply = reply
         self.delay = delay
         self.status = status
@@ -26,6 +28,8 @@ class FakeOpenAIServer:
             def _send(self, payload: dict, status: int = 200) -> None:
                 body = json.dumps(payload).encode()
                 self.send_response(status)
+                if status == 429:
+                    self.send_header("Retry-After", "0")
                 self.send_header("Content-Type", "application/json")
                 self.send_header("Content-Length", str(len(body)))
                 self.end_headers()
@@ -38,9 +42,14 @@ class FakeOpenAIServer:
                 request = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
                 server.requests.append(request)
                 time.sleep(server.delay)
-                if server.status != 200:
+                status = server.status(request) if callable(server.status) else server.status
+                if status == 429:
+                    self._send({"error": {"message": "Rate limit reached for requests", "type": "requests",
+                                          "code": "rate_limit_exceeded"}}, status)
+                    return
+                if status != 200:
                     self._send({"error": {"message": "Incorrect API key provided", "type": "invalid_request_error",
-                                          "code": "invalid_api_key"}}, server.status)
+                                          "code": "invalid_api_key"}}, status)
                     return
                 self._send({
                     "id": f"chatcmpl-{len(server.requests)}", "object": "chat.completion", "created": 0,

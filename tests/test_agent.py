@@ -5,6 +5,8 @@ import re
 import pytest
 
 from deltaseek import AgentSettings, DeltaSeek
+from deltaseek.programs.agent import guardrails as guard
+from deltaseek.programs.text import named_entities
 from deltaseek.programs.tools import LocalCorpusSearch, ToolResult, ToolStatus
 from tests.scripted import ScriptedEngine, ScriptedWeb, classify, scripted_lm, step, synth
 
@@ -320,11 +322,17 @@ def test_an_empty_or_huge_question_is_refused_before_any_work(bundled_index, que
 
 
 def test_a_subject_written_beside_another_script_is_found(bundled_index, use_lm):
+    """"Rubyの作者": the subject is "Ruby", split where the script changes, and the facts mention it;
+    read whole, "Rubyの作者" would be a subject no passage mentions, and the answer "No information found"."""
+    question = "Rubyの作者 Yukihiro Matsumoto はどこで生まれましたか？"
     engine = ScriptedEngine(step=lambda _: step("Yukihiro Matsumoto Ruby"),
                             synthesize=lambda _: synth("大阪", sources=["matz"]))
-    pred = run(engine, [LocalCorpusSearch(bundled_index)], "Rubyの作者 Yukihiro Matsumoto はどこで生まれましたか？", use_lm)
-    assert "No information found" not in pred.answer
-    assert "matz" in [f.source for f in pred.scratchpad.facts]
+    pred = run(engine, [LocalCorpusSearch(bundled_index)], question, use_lm)
+    assert named_entities(question) == ["Ruby", "Yukihiro", "Matsumoto"]
+    assert guard.subjects_missing_from_facts(pred.scratchpad) == []
+    # the model's answer in the question's language is shown as written: a translation of what the
+    # passages say is not a claim nothing read supports
+    assert pred.answerability == "direct" and pred.sources == ["matz"] and pred.answer == "大阪"
 
 
 def test_the_budget_line_counts_the_step_about_to_run(bundled_index, use_lm):

@@ -2,6 +2,9 @@
 
 import json
 import socket
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 
@@ -80,9 +83,15 @@ def test_unreachable_api_base(capsys):
     assert code == 2 and f"--api-base {url} is unreachable" in err and "Traceback" not in err
 
 
-def test_debug_shows_the_traceback(capsys):
-    with pytest.raises(ValueError):
-        main(["--debug", "ask", "  "])
+def test_debug_shows_the_traceback():
+    """A real process: without --debug one line; with it, Python's traceback of the very error."""
+    deltaseek = Path(sys.executable).parent / "deltaseek"
+    plain = subprocess.run([deltaseek, "ask", "  "], capture_output=True, text=True, timeout=120)
+    debug = subprocess.run([deltaseek, "--debug", "ask", "  "], capture_output=True, text=True, timeout=120)
+    assert plain.returncode == 2 and plain.stderr == "deltaseek: error: the question is empty\n"
+    assert debug.returncode == 1 and debug.stderr.startswith("Traceback (most recent call last):")
+    assert debug.stderr.rstrip().endswith("deltaseek.errors.UsageError: the question is empty")
+    assert "in check_question" in debug.stderr
 
 
 def test_bad_budget(capsys):

@@ -7,6 +7,7 @@ unless a test says otherwise. The real-server tests are in test_mlflow_server.py
 
 import json
 import socket
+import time
 
 import dspy
 import pytest
@@ -14,6 +15,7 @@ import pytest
 import deltaseek.cli as cli
 import deltaseek.programs.agent.program_file as compiled_programs
 from deltaseek.optimize.compile import OPTIMIZERS, compile_program
+from deltaseek.optimize.evaluate import evaluate_program, table_columns
 from deltaseek import DeltaSeek, ProgramFileError, save_program
 from deltaseek.cli import main
 from deltaseek.programs.agent.program_file import load_state_into
@@ -207,11 +209,20 @@ def test_the_shipped_program_is_the_default_only_for_the_embedded_model(tmp_path
         assert load_state_into(seed_program(bundled_index), None) is None
 
 
-def test_the_repository_ships_a_loadable_compiled_program(bundled_index):
-    if not compiled_programs.shipped_program().is_file():
-        pytest.skip("no compiled program shipped yet")
-    program = DeltaSeek.from_compiled(compiled_programs.shipped_program(), tools=[LocalCorpusSearch(bundled_index)])
-    assert any(p.demos for _, p in program.named_predictors())
+def test_the_repository_ships_the_compiled_program_its_readme_promises(bundled_index):
+    """programs/compiled/README.md says whether a compiled program is shipped (none is now). One
+    that is shipped loads, and its demos are complete traces: each holds every field of its
+    predictor, the condition the README sets (labeled demos taught the model "Not supplied")."""
+    shipped = compiled_programs.shipped_program()
+    says_none = "None is shipped now." in (shipped.parent / "README.md").read_text()
+    assert shipped.is_file() != says_none, f"{shipped.parent}/README.md and the folder disagree"
+    if says_none:
+        return
+    program = DeltaSeek.from_compiled(shipped, tools=[LocalCorpusSearch(bundled_index)])
+    demos = [(name, predictor, demo) for name, predictor in program.named_predictors() for demo in predictor.demos]
+    assert demos
+    for name, predictor, demo in demos:
+        assert set(predictor.signature.fields) <= set(demo.keys()), name
 
 
 # --- deltaseek evaluate --------------------------------------------------------
@@ -315,13 +326,27 @@ def test_an_interrupted_evaluation_keeps_the_finished_examples(capsys, scripted_
     assert row["id"] == "t-rails" and row["answer"] == "David Heinemeier Hansson"
 
 
-def test_evaluate_with_threads_keeps_the_example_order(capsys, scripted_cli, dataset, tmp_path, offline_tracking):
-    out = tmp_path / "eval.jsonl"
-    code, _, err = run_cli(capsys, "evaluate", "--dataset", dataset, "--split", "all", "--threads", "2", "--out", out,
-                           "--tracking-uri", offline_tracking)
-    assert code == 0, err
-    assert sorted(r["id"] for r in read_jsonl(out)) == sorted(r["id"] for r in ROWS)
-    assert all(r["error"] is None for r in read_jsonl(out))
+def test_evaluate_with_threads_keeps_the_example_order(tmp_path, bundled_index, use_lm):
+    """The first example is the slowest, so with two threads the rows finish out of order: the file
+    holds them as they finished, each with its example's index; the report (and the MLflow table
+    made from it) lists them in the examples' order."""
+    engine = oracle_engine()
+    answer = engine.handlers["step"]
+
+    def slow_first(prompt):
+        if current_question(prompt) == ROWS[0]["question"]:
+            time.sleep(0.5)
+        return answer(prompt)
+
+    engine.handlers["step"] = slow_first
+    examples = [dspy.Example(**r).with_inputs("question") for r in ROWS]
+    with use_lm(scripted_lm(engine)):
+        report = evaluate_program(seed_program(bundled_index), examples, tmp_path / "eval.jsonl", threads=2)
+    written = read_jsonl(tmp_path / "eval.jsonl")
+    assert written[0]["id"] != ROWS[0]["id"]  # the threads really ran side by side
+    assert all(ROWS[row["index"]]["id"] == row["id"] and row["error"] is None for row in written)
+    assert [row["id"] for row in report.rows] == [r["id"] for r in ROWS]
+    assert table_columns(report.rows)["id"] == [r["id"] for r in ROWS]
 
 
 # --- deltaseek optimize --------------------------------------------------------
@@ -411,21 +436,55 @@ GENERIC_FIELDS = {"program_description": "A search agent.", "module_description"
                   "summary": "Factual questions."}
 
 
+PROPOSED_INSTRUCTION = GENERIC_FIELDS["proposed_instruction"]
+
+
+def teachable_engine() -> ScriptedEngine:
+    """The oracle, but untaught its steps wander: two more searches before the answer, which costs
+    efficiency. A prompt with a demo or the proposed instruction teaches it to answer after one
+    search, so there is something for an optimizer to find."""
+    engine = oracle_engine()
+    oracle_step = engine.handlers["step"]
+
+    def step_handler(prompt):
+        # the marker stands in the format's description and before the question: more is a demo
+        taught = prompt.count(QUESTION_MARKER) > 2 or PROPOSED_INSTRUCTION in prompt
+        current = prompt[prompt.rfind(QUESTION_MARKER):]
+        searches = current.count("- search_corpus:")
+        if taught or searches >= 3:
+            return oracle_step(prompt)
+        return step(f"{current_question(prompt)} {('history', 'overview', 'origins')[searches]} details")
+
+    engine.handlers["step"] = step_handler
+    return engine
+
+
 @pytest.mark.parametrize("optimizer,budget", [("random-search", 1), ("mipro", 2), ("gepa", 12)])
 def test_the_search_optimizers_compile_a_program_that_saves_and_loads(tmp_path, bundled_index, use_lm, optimizer,
                                                                        budget):
-    """End to end on the oracle LM; the proposer prompts (MIPROv2) and the reflection LM (GEPA) get stock replies."""
+    """End to end on an oracle LM that wanders until it is taught; the proposer prompts (MIPROv2) and
+    the reflection LM (GEPA) get stock replies. A compiled program must differ from the student
+    in its prompts (returning the student unchanged fails), and load back as it was saved."""
     if optimizer == "mipro":
         pytest.importorskip("optuna")
-    engine = oracle_engine()
+    engine = teachable_engine()
     engine.handlers["unknown"] = lambda _: GENERIC_FIELDS
-    reflection = scripted_lm(ScriptedEngine(default=lambda _: "```\nAnswer with the fact alone.\n```"))
+    reflection = scripted_lm(ScriptedEngine(default=lambda _: {"new_instruction": PROPOSED_INSTRUCTION}))
     trainset = [dspy.Example(**r).with_inputs("question") for r in ROWS]
     with use_lm(scripted_lm(engine)):
         compiled = compile_program(optimizer, seed_program(bundled_index), trainset, budget, reflection_lm=reflection)
     assert isinstance(compiled, DeltaSeek)
     loaded = DeltaSeek.from_compiled(save_program(compiled, tmp_path / "compiled.json"), tools=[LocalCorpusSearch(bundled_index)])
     assert [n for n, _ in loaded.named_predictors()] == ["step_delta", "diversify", "judge", "classify", "synthesize"]
+    prompts = {name: prompt_state(p) for name, p in compiled.named_predictors()}
+    assert prompts != {name: prompt_state(p) for name, p in seed_program(bundled_index).named_predictors()}, \
+        "compiled: no predictor got a demo or another instruction"
+    assert {name: prompt_state(p) for name, p in loaded.named_predictors()} == prompts  # saved and loaded whole
+
+
+def prompt_state(predictor) -> tuple[str, list[dict]]:
+    """What a compile can change in a predictor: its instructions and its demos."""
+    return predictor.signature.instructions, [dict(demo) for demo in predictor.demos]
 
 
 def test_an_optimizer_whose_package_is_missing_fails_before_any_work(capsys, scripted_cli, dataset, monkeypatch):

@@ -15,6 +15,7 @@ as the reader's own spans must.
 from __future__ import annotations
 
 import re
+import unicodedata
 
 from deltaseek.metrics.contract import says_no_answer
 from deltaseek.programs.agent.guardrails import (COPIED_WORDS, DSPY_PLACEHOLDERS, NUMBER_WORDS, REPEATED_RUN,
@@ -77,17 +78,31 @@ def unsupported_reason(answer: str, pad: Scratchpad) -> str | None:
         about = chosen or options or named_entities(pad.question.split(maxsplit=1)[-1])
         unread = [thing for thing in about if _words(thing) and not _words(thing) & read]
         return f"no passage read speaks of {', '.join(unread)}" if unread else None
-    asked = _words(pad.question)
+    asked = _words(pad.question) | _unreadable(answer, pad)
     names = _words(" ".join(named_entities(answer))) | {w for w in _words(answer) if re.search(r"\d", w)}
     facts_text = " ".join(f"{f.title} {f.text}" for f in pad.facts)
     unread_names = sorted(n for n in names - read - asked if not abbreviates(n, facts_text))
     if unread_names:
         return f"no passage read holds {', '.join(unread_names)}"
     others = {w[:4] for w in _words(answer) - names - asked}  # "western" is read where "West" is
+    if not names and not others and _unreadable(answer, pad):
+        return None  # nothing in the passages' own script to check
     unread = others - {w[:4] for w in read | asked}
     if others and len(unread) > len(others) / 2:
         return f"most of the answer's words are in no passage read ({', '.join(sorted(unread)[:4])})"
     return off_subject_reason(answer, pad)
+
+
+def _unreadable(answer: str, pad: Scratchpad) -> set[str]:
+    """The answer's words in a script no passage read is written in ("大阪" beside English passages):
+    a translation cannot be checked word for word, so it is not held against the answer."""
+    scripts = {_script(c) for f in pad.facts for c in f.text if c.isalpha()}
+    return {w for w in _words(answer) if any(c.isalpha() and _script(c) not in scripts for c in w)}
+
+
+def _script(char: str) -> str:
+    """A letter's script, as the first word of its Unicode name ("LATIN", "CJK", "CYRILLIC")."""
+    return unicodedata.name(char, "UNKNOWN").split()[0]
 
 
 def abbreviates(word: str, text: str) -> bool:

@@ -18,6 +18,7 @@ from deltaseek.programs.agent.answer import FinalAnswer, Proposal, model_answer,
 from deltaseek.programs.agent.checks import answer_failure, is_abstention
 from deltaseek.programs.agent.evidence import Reading, ambiguous_terms, read_evidence, unexplored_meaning
 from deltaseek.programs.agent.fallbacks import clean_items, heuristic_query, heuristic_task_kind
+from deltaseek.programs.agent.lm_faults import lm_fault_caveats, record_lm_fault
 from deltaseek.programs.agent.program_file import load_program_file
 from deltaseek.programs.agent.reader import facts_by_relevance
 from deltaseek.programs.agent.scratchpad import Fact, Scratchpad, StepRecord, ToolCall
@@ -200,7 +201,9 @@ class DeltaSeek(dspy.Module):
     def propose_move(self, pad: Scratchpad) -> Move | None:
         record = StepRecord(step=pad.step + 1)
         pad.steps.append(record)
-        if pad.model_unusable:  # the program goes on alone: its own queries, then the reader's answer
+        if pad.model_unusable:  # the program goes on alone: the question first, its own queries, the reader's answer
+            if not pad.executed_calls:
+                return Move(False, self.tool_names[0], pad.question, "tool_first")
             return self.program_move(pad, proposed="", reason="the model's replies could not be used") or \
                 Move(True, origin="program", replaced_because="the model's replies could not be used")
         guidance = self.guidance(pad)
@@ -213,6 +216,7 @@ class DeltaSeek(dspy.Module):
                                   scratchpad=self.render(pad), guidance=guidance)
         except Exception as exc:  # a parse error or a bad reply must not escape forward()
             raise_if_fatal(exc)
+            record_lm_fault(pad, "step", exc)
             return self.recover_text_call(pad, record, exc)
         pad.consecutive_lm_failures = 0
         record.new_evidence = clean_items(out.get("new_evidence"))[:3]
@@ -393,6 +397,7 @@ class DeltaSeek(dspy.Module):
             query = (out.query or "").strip()
         except Exception as exc:
             raise_if_fatal(exc)
+            record_lm_fault(pad, "diversify", exc)
             query = ""
         usable = query and not self.why_blocked(pad, Move(False, self.tool_names[0], query))
         return query if usable else heuristic_query(pad, strategy) or query or None
@@ -448,6 +453,7 @@ class DeltaSeek(dspy.Module):
                 pad.uncertainties.append(f"answerability {out.answerability}: {out.reason}")
             except Exception as exc:
                 raise_if_fatal(exc)  # without a judgment the exhaustion guard still ends the search
+                record_lm_fault(pad, "judge", exc)
 
     def guidance(self, pad: Scratchpad) -> str:
         """What the step about to run reads besides the scratchpad (its record is already on the pad)."""
@@ -485,8 +491,9 @@ class DeltaSeek(dspy.Module):
         given = (*missing, *text.STOP_CAVEATS.values())
         final = self.final_answer(pad, proposal, reading, missing_subjects, given)
         given_facts = (*given, *pad.tried_queries, pad.question, *(f"[{f.source}] {f.title}: {f.text}" for f in pad.facts))
-        caveats = (guard.keep_meaningful(proposal.caveats, pad, self.reserved_names, given_facts)
-                   + state_caveats(pad, stop, final, proposal.asked))
+        # "set aside" needs an answer: a failed or empty synthesis gave none (its fault is named instead)
+        caveats = (guard.keep_meaningful(proposal.caveats, pad, self.reserved_names, given_facts) + lm_fault_caveats(pad)
+                   + state_caveats(pad, stop, final, proposal.asked and bool(proposal.answer)))
         assumptions = guard.keep_meaningful(proposal.assumptions, pad, self.reserved_names, given_facts) + ambiguous_terms(pad)
         if final.origin != "lm" and proposal.prediction is not None:
             trace_what_was_done(proposal.prediction, {"answer": final.text, "answerability": final.answerability})
@@ -539,7 +546,8 @@ class DeltaSeek(dspy.Module):
             out = self.synthesize(signature=signature, question=pad.question, facts=facts, missing=missing)
         except Exception as exc:
             raise_if_fatal(exc)
-            return Proposal("", [f"The synthesis step failed ({type(exc).__name__})."], [], [], None)
+            record_lm_fault(pad, "synthesis", exc)  # its caveat names the fault
+            return Proposal("", [], [], [], None)
         return Proposal(str(out.answer or "").strip(), clean_items(out.get("caveats")), clean_items(out.get("assumptions")),
                         [str(x).strip("[] ") for x in out.get("sources") or []], out.get("answerability"),
                         prediction=out)
@@ -550,9 +558,11 @@ MAX_QUESTION_CHARS = 2000
 
 
 def check_question(question: str) -> str:
-    """The question, stripped; UsageError when it is empty or longer than MAX_QUESTION_CHARS."""
+    """The question, stripped; UsageError when it is empty or longer than MAX_QUESTION_CHARS. Empty
+    means nothing printable is left: control and zero-width characters alone ("\\x00", "\\u200b")
+    would run the whole search on nothing and quote an unrelated passage."""
     question = (question or "").strip()
-    if not question:
+    if not any(char.isprintable() and not char.isspace() for char in question):
         raise UsageError("the question is empty")
     if len(question) > MAX_QUESTION_CHARS:
         raise UsageError(f"the question is {len(question):,} characters long; at most {MAX_QUESTION_CHARS:,} are "

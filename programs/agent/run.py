@@ -32,5 +32,6 @@ def run_question(program: dspy.Module, question: str) -> dict:
         "proposed_answer": pred.proposed_answer, "replaced_because": pred.replaced_because,
         "steps": pred.steps, "tool_calls": pred.tool_calls, "sources": sources,
         "lm_calls": lm_calls, "tokens": tokens, "seconds": round(seconds, 2),
+        "lm_faults": [fault.model_dump(mode="json") for fault in pred.scratchpad.lm_faults],
         "trajectory": pred.scratchpad.model_dump(mode="json"),
     }

@@ -9,6 +9,7 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
+from deltaseek.programs.agent.lm_faults import LMFault
 from deltaseek.programs.tools.base import ToolStatus
 from deltaseek.signatures import AnswerabilityStatus
 
@@ -89,6 +90,8 @@ class Scratchpad(BaseModel):
     notes: list[str] = Field(default_factory=list, description="guardrail messages for the next step")
     lm_failures: int = 0
     consecutive_lm_failures: int = 0
+    lm_faults: list[LMFault] = Field(default_factory=list)
+    """LM calls the run went on without: rate-limited, failed, or a reply that could not be read."""
 
     @property
     def step(self) -> int:
