@@ -29,3 +29,12 @@ def use_lm():
     def configure(lm):
         return dspy.context(lm=lm, adapter=dspy.JSONAdapter())
     return configure
+
+
+@pytest.fixture(autouse=True)
+def fresh_schema_probes():
+    """Each test probes its own servers: a port reused by another fake server is another server."""
+    from deltaseek.programs.lm import schema_dialect
+
+    schema_dialect.cache_clear()
+

@@ -1,7 +1,12 @@
 """A real OpenAI-compatible HTTP server on 127.0.0.1 that answers every chat completion with
 the same text: the stuck model of seed 000, reached through `--lm openai/NAME --api-base URL`.
 `delay` makes each completion slow (seconds); `status` makes each one fail with that HTTP status
-(401: a rejected key)."""
+(401: a rejected key).
+
+deltaseek's start-up structured-output probe (`programs/lm/server.py`) is recorded apart, in
+`probes`, so `requests` holds the program's own calls. By default the server accepts a JSON schema
+and ignores it, as a stuck model would; `enforces="json_schema"` (or `"json_object_schema"`) makes
+it answer a probe in that form as a schema-held decoder does, and refuse the other form."""
 
 from __future__ import annotations
 
@@ -10,13 +15,27 @@ import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
+from deltaseek.programs.lm.server import PROBE_SCHEMA, PROBE_WORD
+
+
+def probe_dialect(request: dict) -> str | None:
+    """The dialect of a structured-output probe, or None for any other request."""
+    form = request.get("response_format") or {}
+    if form.get("schema") == PROBE_SCHEMA:
+        return "json_object_schema"
+    if (form.get("json_schema") or {}).get("schema") == PROBE_SCHEMA:
+        return "json_schema"
+    return None
+
 
 class FakeOpenAIServer:
-    def __init__(self, reply: str, delay: float = 0.0, status: int = 200):
+    def __init__(self, reply: str, delay: float = 0.0, status: int = 200, enforces: str | None = None):
         self.reply = reply
         self.delay = delay
         self.status = status
+        self.enforces = enforces
         self.requests: list[dict] = []
+        self.probes: list[dict] = []
         server = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -36,8 +55,15 @@ class FakeOpenAIServer:
 
             def do_POST(self):
                 request = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-                server.requests.append(request)
+                dialect = probe_dialect(request)
+                (server.probes if dialect else server.requests).append(request)
                 time.sleep(server.delay)
+                reply = server.reply
+                if dialect and server.enforces:
+                    if dialect != server.enforces:
+                        self._send({"error": {"message": f"response_format {dialect} is not supported"}}, 400)
+                        return
+                    reply = json.dumps({"probe": PROBE_WORD})
                 if server.status != 200:
                     self._send({"error": {"message": "Incorrect API key provided", "type": "invalid_request_error",
                                           "code": "invalid_api_key"}}, server.status)
@@ -46,7 +72,7 @@ class FakeOpenAIServer:
                     "id": f"chatcmpl-{len(server.requests)}", "object": "chat.completion", "created": 0,
                     "model": request.get("model", "stuck"),
                     "choices": [{"index": 0, "finish_reason": "stop",
-                                 "message": {"role": "assistant", "content": server.reply}}],
+                                 "message": {"role": "assistant", "content": reply}}],
                     "usage": {"prompt_tokens": 100, "completion_tokens": 20, "total_tokens": 120},
                 })
 
