@@ -38,3 +38,12 @@ def fresh_schema_probes():
 
     schema_dialect.cache_clear()
 
+
+@pytest.fixture(scope="session")
+def llama_server(tmp_path_factory):
+    """One llama-cpp-python server (`llama_cpp.server`) with the bundled GGUF on a free loopback port
+    for the whole test session; its URL. Stopped at the end."""
+    from tests.llama_server import LlamaServer
+
+    with LlamaServer(tmp_path_factory.mktemp("llama-server")) as server:
+        yield server.url

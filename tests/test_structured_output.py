@@ -141,3 +141,10 @@ def test_an_unreachable_server_is_one_line_from_the_command(capsys):
     _, err = capsys.readouterr()
     assert code == 2 and err.startswith(f"deltaseek: error: --api-base {url} is unreachable") and "Traceback" not in err
 
+
+@pytest.mark.embedded
+@pytest.mark.llama_server
+def test_llama_cpp_python_server_enforces_a_schema_as_json_object_only(llama_server):
+    found = schema_dialect(llama_server, "smollm2")
+    assert found.dialect == "json_object_schema"
+    assert found.findings[0] == "json_schema: refused (HTTP 500)"
