@@ -234,10 +234,12 @@ def format_paths_table(rows: list[dict]) -> str:
     and whether every path gave the in-process answers."""
     paths = list(dict.fromkeys(r["path"] for r in rows))
     by_path = {p: [r for r in rows if r["path"] == p] for p in paths}
-    lines = ["| path | adapter | answers | answerability | steps | LM calls | median s |", "|---|---|---|---|---|---|---:|"]
+    lines = ["| path | adapter | answers | answerability | steps | LM calls | s | median s |",
+             "|---|---|---|---|---|---|---|---:|"]
     for path, part in by_path.items():
         answers = " / ".join(r["answer"][:40] for r in part)
         cells = [", ".join(str(r[k]) for r in part) for k in ("answerability", "steps", "lm_calls")]
+        cells.append(", ".join(f"{r['seconds']:.1f}" for r in part))
         lines.append(f"| {path} | {part[0]['adapter']} | {answers} | {' | '.join(cells)} | "
                      f"{statistics.median(r['seconds'] for r in part):.1f} |")
     base = by_path[paths[0]]

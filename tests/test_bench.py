@@ -53,7 +53,7 @@ def test_the_paths_table_has_a_row_per_path_and_compares_them_with_in_process():
     table = format_paths_table([row("in-process", "q1", "Jim", 2.0), row("server", "q1", "Jim", 3.0),
                                 row("in-process", "q2", "Osaka", 4.0), row("server", "q2", "Tokyo", 5.0, calls=4)])
     lines = table.splitlines()
-    assert lines[2].startswith("| in-process | A | Jim / Osaka |") and lines[2].endswith("| 3.0 |")
-    assert lines[3].startswith("| server | A | Jim / Tokyo |") and lines[3].endswith("| 4.0 |")
+    assert lines[2].startswith("| in-process | A | Jim / Osaka |") and lines[2].endswith("| 2.0, 4.0 | 3.0 |")
+    assert lines[3].startswith("| server | A | Jim / Tokyo |") and lines[3].endswith("| 3.0, 5.0 | 4.0 |")
     assert lines[-1] == ("server: median 1.33x in-process; answers the same as in-process on 1 of 2; "
                          "LM calls at most steps + 1: NO")
