@@ -34,7 +34,7 @@ from deltaseek.programs.agent import AgentSettings, DeltaSeek, run_question, sav
 from deltaseek.programs.agent.deltaseek import check_question
 from deltaseek.programs.agent.program_file import UNCOMPILED, default_program_path, load_state_into
 from deltaseek.programs.index import CorpusIndex, read_corpus
-from deltaseek.programs.lm import configure_lm, is_fatal_lm_error, make_lm
+from deltaseek.programs.lm import OUTPUT_FORMATS, configure_lm, is_fatal_lm_error, make_lm
 from deltaseek.programs.tools import build_tools, load_passages, parse_target
 
 RESULTS_DIR = "results"
@@ -44,6 +44,13 @@ def add_lm_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--lm", help="a litellm model string (openai/gpt-4o-mini, ollama_chat/qwen2.5:7b, ...); "
                                      "default: $DELTASEEK_LM or the embedded SmolLM2")
     parser.add_argument("--api-base", help="an OpenAI-compatible server URL; default: $DELTASEEK_API_BASE")
+    parser.add_argument("--format", choices=OUTPUT_FORMATS, default="auto",
+                        help="how replies are asked for: json (a JSON schema the model or server holds them to), "
+                             "chat (DSPy's chat format), auto (json where the model or server takes a schema: "
+                             "litellm's data, or one probe call to an --api-base server; default)")
+    parser.add_argument("--profile", choices=("small", "capable"),
+                        help="small: compact prompts and calls, no helper calls, a bounded schema; capable: full "
+                             "prompts, every call asked (default: small for the embedded model, capable for any other)")
 
 
 def add_agent_options(parser: argparse.ArgumentParser) -> None:
@@ -84,7 +91,7 @@ def build_parser() -> argparse.ArgumentParser:
 def build_program(args) -> DeltaSeek:
     """The agent for these options: tools, settings, and a compiled program when there is one."""
     overrides = {k: v for k, v in {"soft_budget": args.soft_budget, "hard_budget": args.hard_budget,
-                                   "max_searches": args.max_searches}.items() if v is not None}
+                                   "max_searches": args.max_searches, "profile": args.profile}.items() if v is not None}
     try:
         settings = AgentSettings(**overrides)
     except ValidationError as exc:
@@ -95,8 +102,8 @@ def build_program(args) -> DeltaSeek:
     return program
 
 
-def configure_lm_from(args) -> dspy.BaseLM:
-    return configure_lm(args.lm, args.api_base)
+def configure_lm_from(args, **kwargs) -> dspy.BaseLM:
+    return configure_lm(args.lm, args.api_base, output_format=args.format, profile=args.profile, **kwargs)
 
 
 KEPT_AS_IS = frozenset("\n\t\u200c\u200d")
@@ -478,15 +485,18 @@ def cmd_bench(args) -> int:
         args.corpus = corpora_for(examples)
     tools = build_tools(args.tools or "local", lambda: CorpusIndex.open(args.corpus), use_cache=not args.no_cache)
     # DSPy's cache off: a call answered from an earlier run would make its seconds and tokens a lie.
-    lm = configure_lm(args.lm, args.api_base, cache=False) if args.scenario == "model" else \
+    lm = configure_lm_from(args, cache=False) if args.scenario == "model" else \
         scenario_lm(args.scenario, tools[0].name, examples)
-    # the oracle stands for a capable model: DSPy's chat format, as such a model is asked
-    adapter = dspy.ChatAdapter() if args.scenario == "oracle" else None
+    # the oracle stands for a capable model: DSPy's chat format, as such a model is asked; a model
+    # gets the adapter configure_lm chose for it (--format)
+    adapter = dspy.ChatAdapter() if args.scenario == "oracle" else \
+        dspy.settings.adapter if args.scenario == "model" else None
     from tqdm import tqdm
 
     with tqdm(total=len(examples), desc=f"bench {args.scenario}", unit="q", file=sys.stderr) as bar:
         rows = compare(examples, tools, lm, budget=args.budget, compiled_path=args.program if args.program not in
-                       (None, UNCOMPILED) else None, progress=lambda: bar.update(1), adapter=adapter)
+                       (None, UNCOMPILED) else None, progress=lambda: bar.update(1), profile=args.profile,
+                       adapter=adapter)
     print(format_table(rows))
     table = {row.program: row.summary() for row in rows}
     out = Path(args.json_out or Path(RESULTS_DIR) / f"bench-{args.scenario}-{timestamp()}.json")

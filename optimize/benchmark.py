@@ -7,6 +7,9 @@
 2. The BM25 index: build time and query latency at 1k and 100k passages.
 3. The seed questions on the embedded model with prefix reuse off and on: LM calls, prompt,
    restored and generated tokens, seconds; medians, their ratio, and llama.cpp's token rates.
+4. The seed questions by path: the embedded model in-process and, with --lm and --api-base, the
+   model behind that OpenAI-compatible server, question by question in turn; a row per path
+   (answers, steps, LM calls, median seconds) and the ratio of the medians. `--paths-only`: only this.
 With --sphinx, only this instead: query latency of the in-process index and of a distributed
 Sphinx/Manticore index, side by side, at 10k and 100k passages (`bench_sphinx`).
 """
@@ -23,7 +26,7 @@ import dspy
 from dspy import lm15
 
 from deltaseek.bundled import SEED_QUESTIONS, bundled_corpora
-from deltaseek.programs.agent import DeltaSeek, run_question
+from deltaseek.programs.agent import AgentSettings, DeltaSeek, run_question
 from deltaseek.programs.index import CorpusIndex, Passage, read_corpus
 from deltaseek.errors import UsageError
 from deltaseek.programs.lm import LlamaCppEngine, adapter_for, embedded_engine, find_smollm2_gguf, make_lm
@@ -199,9 +202,62 @@ def format_speed_table(rows: list[dict]) -> str:
     return "\n".join(lines)
 
 
+def bench_paths(lm_name: str | None = None, api_base: str | None = None, output_format: str = "auto",
+                profile: str | None = None, questions: tuple[str, ...] = SEED_QUESTIONS) -> list[dict]:
+    """Each seed question in-process and, given `api_base`, through the server, one after the other
+    (a busy machine slows both alike), DSPy's cache off, the embedded model's saved prefixes cleared
+    first. Both paths run the same program: `profile`, by default small (the embedded model's)."""
+    profile = profile or "small"
+    engine = embedded_engine()
+    engine.forget_prefixes()
+    local = make_lm(cache=False)
+    paths = [("in-process", local, adapter_for(local, output_format, profile))]
+    if api_base:
+        remote = make_lm(lm_name, api_base, cache=False)
+        paths.append((f"server {api_base}", remote, adapter_for(remote, output_format, profile)))
+    index = CorpusIndex.open()
+    rows = []
+    for question in questions:
+        for path, lm, adapter in paths:
+            program = DeltaSeek([LocalCorpusSearch(index)], settings=AgentSettings(profile=profile))
+            with dspy.context(lm=lm, adapter=adapter):
+                record = run_question(program, question)
+            rows.append({"path": path, "adapter": type(adapter).__name__, "question": question,
+                         **{k: record[k] for k in ("answer", "answerability", "stop_reason", "steps", "lm_calls",
+                                                   "seconds")}})
+    print(format_paths_table(rows))
+    return rows
+
+
+def format_paths_table(rows: list[dict]) -> str:
+    """A row per path: its answers, steps, LM calls and median seconds; then the ratio of the medians
+    and whether every path gave the in-process answers."""
+    paths = list(dict.fromkeys(r["path"] for r in rows))
+    by_path = {p: [r for r in rows if r["path"] == p] for p in paths}
+    lines = ["| path | adapter | answers | answerability | steps | LM calls | s | median s |",
+             "|---|---|---|---|---|---|---|---:|"]
+    for path, part in by_path.items():
+        answers = " / ".join(r["answer"][:40] for r in part)
+        cells = [", ".join(str(r[k]) for r in part) for k in ("answerability", "steps", "lm_calls")]
+        cells.append(", ".join(f"{r['seconds']:.1f}" for r in part))
+        lines.append(f"| {path} | {part[0]['adapter']} | {answers} | {' | '.join(cells)} | "
+                     f"{statistics.median(r['seconds'] for r in part):.1f} |")
+    base = by_path[paths[0]]
+    for path in paths[1:]:
+        other = by_path[path]
+        ratio = statistics.median(r["seconds"] for r in other) / max(statistics.median(r["seconds"] for r in base), 1e-9)
+        same = [a["answer"] == b["answer"] for a, b in zip(base, other)]
+        within = all(r["lm_calls"] <= r["steps"] + 1 for r in other)
+        lines.append(f"\n{path}: median {ratio:.2f}x in-process; answers the same as in-process on {sum(same)} of "
+                     f"{len(same)}; LM calls at most steps + 1: {'yes' if within else 'NO'}")
+    return "\n".join(lines)
+
+
 def add_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--sizes", type=int, nargs="+", default=[1_000, 100_000], help="index sizes in passages")
     parser.add_argument("--skip-agents", action="store_true", help="only the model and index figures, not the seed questions")
+    parser.add_argument("--paths-only", action="store_true",
+                        help="only the seed questions by path: in-process, and through the --api-base server if given")
     parser.add_argument("--sphinx", metavar="sphinx:HOST:PORT/INDEX",
                         help="instead: in-process vs this distributed Sphinx/Manticore index, query latency side by side")
     parser.add_argument("--sphinx-shard", action="append", default=[], metavar="sphinx:HOST:PORT/INDEX",
@@ -216,11 +272,15 @@ def run(args: argparse.Namespace) -> int:
             raise UsageError("--sphinx needs --sphinx-shard for each shard behind it (the benchmark fills them)")
         bench_sphinx(args.sphinx, args.sphinx_shard, args.sphinx_sizes)
         return 0
-    bench_model()
-    bench_threads()
-    bench_index(args.sizes)
-    if not args.skip_agents:
+    api_base = getattr(args, "api_base", None)
+    if not args.paths_only:
+        bench_model()
+        bench_threads()
+        bench_index(args.sizes)
+    if not args.skip_agents and not args.paths_only:
         bench_seed_speed()
+    if args.paths_only or not args.skip_agents:
+        bench_paths(getattr(args, "lm", None), api_base, getattr(args, "format", "auto"), getattr(args, "profile", None))
     return 0
 
 

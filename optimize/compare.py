@@ -200,10 +200,10 @@ def gold_in(example: dspy.Example, text: str) -> bool:
     return any(g.strip() and f" {normalize_answer(g)} " in said for g in golds)
 
 
-def build_programs(tools: list[SearchTool], budget: int, log: list, compiled_path: str | None = None
-                   ) -> dict[str, dspy.Module]:
+def build_programs(tools: list[SearchTool], budget: int, log: list, compiled_path: str | None = None,
+                   profile: str | None = None) -> dict[str, dspy.Module]:
     logged = [LoggedTool(tool, log) for tool in tools]
-    settings = AgentSettings(hard_budget=budget, soft_budget=min(4, budget))
+    settings = AgentSettings(hard_budget=budget, soft_budget=min(4, budget), profile=profile)
     programs: dict[str, dspy.Module] = {"deltaseek": DeltaSeek(tools=logged, settings=settings)}
     if compiled_path:
         programs["deltaseek (compiled)"] = DeltaSeek.from_compiled(compiled_path, tools=logged, settings=settings)
@@ -214,12 +214,13 @@ def build_programs(tools: list[SearchTool], budget: int, log: list, compiled_pat
 
 
 def compare(examples: list[dspy.Example], tools: list[SearchTool], lm: dspy.BaseLM, budget: int = 8,
-            compiled_path: str | None = None, progress: Callable | None = None,
+            compiled_path: str | None = None, progress: Callable | None = None, profile: str | None = None,
             adapter: dspy.Adapter | None = None) -> list[Row]:
     """Every program on every example, with the same LM, tools and step budget. `adapter`: the
-    format deltaseek's calls use (default: the embedded model's own, else DSPy's JSON adapter)."""
+    format deltaseek's calls use (default: the embedded model's own, else DSPy's JSON adapter);
+    `profile`: deltaseek's (AgentSettings.profile)."""
     log: list[tuple[str, str]] = []
-    programs = build_programs(tools, budget, log, compiled_path)
+    programs = build_programs(tools, budget, log, compiled_path, profile)
     names = echo_names([t.name for t in tools])
     rows = {name: Row(name, [], []) for name in programs}
     for example in examples:

@@ -29,3 +29,21 @@ def use_lm():
     def configure(lm):
         return dspy.context(lm=lm, adapter=dspy.JSONAdapter())
     return configure
+
+
+@pytest.fixture(autouse=True)
+def fresh_schema_probes():
+    """Each test probes its own servers: a port reused by another fake server is another server."""
+    from deltaseek.programs.lm import schema_dialect
+
+    schema_dialect.cache_clear()
+
+
+@pytest.fixture(scope="session")
+def llama_server(tmp_path_factory):
+    """One llama-cpp-python server (`llama_cpp.server`) with the bundled GGUF on a free loopback port
+    for the whole test session; its URL. Stopped at the end."""
+    from tests.llama_server import LlamaServer
+
+    with LlamaServer(tmp_path_factory.mktemp("llama-server")) as server:
+        yield server.url

@@ -2,7 +2,12 @@
 the same text: the stuck model of seed 000, reached through `--lm openai/NAME --api-base URL`.
 `delay` makes each completion slow (seconds); `status` makes each one fail with that HTTP status
 (401: a rejected key; 429: rate-limited, with `Retry-After: 0` so the client's retries are quick),
-or, as a function of the request, only some of them."""
+or, as a function of the request, only some of them.
+
+deltaseek's start-up structured-output probe (`programs/lm/server.py`) is recorded apart, in
+`probes`, so `requests` holds the program's own calls. By default the server accepts a JSON schema
+and ignores it, as a stuck model would; `enforces="json_schema"` (or `"json_object_schema"`) makes
+it answer a probe in that form as a schema-held decoder does, and refuse the other form."""
 
 from __future__ import annotations
 
@@ -12,13 +17,28 @@ import time
 from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
+from deltaseek.programs.lm.server import PROBE_SCHEMA, PROBE_WORD
+
+
+def probe_dialect(request: dict) -> str | None:
+    """The dialect of a structured-output probe, or None for any other request."""
+    form = request.get("response_format") or {}
+    if form.get("schema") == PROBE_SCHEMA:
+        return "json_object_schema"
+    if (form.get("json_schema") or {}).get("schema") == PROBE_SCHEMA:
+        return "json_schema"
+    return None
+
 
 class FakeOpenAIServer:
-    def __init__(self, reply: str, delay: float = 0.0, status: int | Callable[[dict], int] = 200):
+    def __init__(self, reply: str, delay: float = 0.0, status: int | Callable[[dict], int] = 200,
+                 enforces: str | None = None):
         self.reply = reply
         self.delay = delay
         self.status = status
+        self.enforces = enforces
         self.requests: list[dict] = []
+        self.probes: list[dict] = []
         server = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -40,8 +60,15 @@ class FakeOpenAIServer:
 
             def do_POST(self):
                 request = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-                server.requests.append(request)
+                dialect = probe_dialect(request)
+                (server.probes if dialect else server.requests).append(request)
                 time.sleep(server.delay)
+                reply = server.reply
+                if dialect and server.enforces:
+                    if dialect != server.enforces:
+                        self._send({"error": {"message": f"response_format {dialect} is not supported"}}, 400)
+                        return
+                    reply = json.dumps({"probe": PROBE_WORD})
                 status = server.status(request) if callable(server.status) else server.status
                 if status == 429:
                     self._send({"error": {"message": "Rate limit reached for requests", "type": "requests",
@@ -55,7 +82,7 @@ class FakeOpenAIServer:
                     "id": f"chatcmpl-{len(server.requests)}", "object": "chat.completion", "created": 0,
                     "model": request.get("model", "stuck"),
                     "choices": [{"index": 0, "finish_reason": "stop",
-                                 "message": {"role": "assistant", "content": server.reply}}],
+                                 "message": {"role": "assistant", "content": reply}}],
                     "usage": {"prompt_tokens": 100, "completion_tokens": 20, "total_tokens": 120},
                 })
 

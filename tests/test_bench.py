@@ -41,3 +41,19 @@ def test_the_stubborn_loop_is_what_deltaseek_prevents(tmp_path, capsys):
     table = json.loads(out.read_text())["programs"]
     assert table["dspy.ReAct"]["duplicate_executions"] > 0  # recorded, and the reason deltaseek exists
     assert table["deltaseek"]["duplicate_executions"] == 0
+
+
+def test_the_paths_table_has_a_row_per_path_and_compares_them_with_in_process():
+    from deltaseek.optimize.benchmark import format_paths_table
+
+    def row(path, question, answer, seconds, calls=2):
+        return {"path": path, "adapter": "A", "question": question, "answer": answer, "answerability": "direct",
+                "stop_reason": "answered", "steps": 2, "lm_calls": calls, "seconds": seconds}
+
+    table = format_paths_table([row("in-process", "q1", "Jim", 2.0), row("server", "q1", "Jim", 3.0),
+                                row("in-process", "q2", "Osaka", 4.0), row("server", "q2", "Tokyo", 5.0, calls=4)])
+    lines = table.splitlines()
+    assert lines[2].startswith("| in-process | A | Jim / Osaka |") and lines[2].endswith("| 2.0, 4.0 | 3.0 |")
+    assert lines[3].startswith("| server | A | Jim / Tokyo |") and lines[3].endswith("| 3.0, 5.0 | 4.0 |")
+    assert lines[-1] == ("server: median 1.33x in-process; answers the same as in-process on 1 of 2; "
+                         "LM calls at most steps + 1: NO")

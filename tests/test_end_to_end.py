@@ -1,4 +1,5 @@
-"""`deltaseek ask --json` on the real embedded model for every seed question (marked `embedded`)."""
+"""`deltaseek ask --json` on the real embedded model for every seed question (marked `embedded`),
+in-process and through llama-cpp-python's server on loopback (also marked `llama_server`)."""
 
 import json
 
@@ -20,10 +21,19 @@ SEED_CASES = {
 }
 
 
+PATHS = [pytest.param("in-process"), pytest.param("server", marks=pytest.mark.llama_server)]
+"""The embedded model in-process, and the same model behind llama-cpp-python's OpenAI-compatible
+server (`--lm openai/smollm2 --api-base URL --profile small`; one server for the session)."""
+
+
 @pytest.mark.embedded
+@pytest.mark.parametrize("path", PATHS)
 @pytest.mark.parametrize("question", SEED_QUESTIONS)
-def test_every_seed_question_gets_its_answer_on_the_embedded_model(capsys, question):
-    code = main(["ask", question, "--json"])
+def test_every_seed_question_gets_its_answer_on_the_embedded_model(request, capsys, question, path):
+    argv = ["ask", question, "--json"]
+    if path == "server":
+        argv += ["--lm", "openai/smollm2", "--api-base", request.getfixturevalue("llama_server"), "--profile", "small"]
+    code = main(argv)
     out, err = capsys.readouterr()
     assert code == 0, err
     record = json.loads(out)

@@ -1,8 +1,9 @@
 """Language models: the embedded SmolLM2 through llama.cpp (an engine a file), or any litellm model."""
 
-from deltaseek.programs.lm.adapter import GrammarJSONAdapter
+from deltaseek.programs.lm.adapter import SMALL_MODEL_BOUNDS, GrammarJSONAdapter, ServerJSONAdapter
 from deltaseek.programs.lm.factory import (
     EMBEDDED_MODEL,
+    OUTPUT_FORMATS,
     adapter_for,
     check_api_base,
     configure_lm,
@@ -12,11 +13,15 @@ from deltaseek.programs.lm.factory import (
     make_lm,
 )
 from deltaseek.programs.lm.llamacpp import LlamaCppEngine, bound_schema, find_smollm2_gguf
+from deltaseek.programs.lm.server import schema_dialect
 
 __all__ = [
     "EMBEDDED_MODEL",
+    "OUTPUT_FORMATS",
+    "SMALL_MODEL_BOUNDS",
     "GrammarJSONAdapter",
     "LlamaCppEngine",
+    "ServerJSONAdapter",
     "adapter_for",
     "bound_schema",
     "check_api_base",
@@ -26,4 +31,5 @@ __all__ = [
     "is_embedded",
     "is_fatal_lm_error",
     "make_lm",
+    "schema_dialect",
 ]

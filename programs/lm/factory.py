@@ -3,16 +3,27 @@
 from __future__ import annotations
 
 import os
-from typing import Any
+from typing import Any, Literal
 
 import dspy
 
 from deltaseek.errors import LMConfigError
-from deltaseek.programs.lm.adapter import GrammarJSONAdapter
+from deltaseek.programs.lm.adapter import SMALL_MODEL_BOUNDS, GrammarJSONAdapter, ServerJSONAdapter
 from deltaseek.programs.lm.llamacpp import DEFAULT_MAX_TOKENS, LlamaCppEngine
+from deltaseek.programs.lm.server import schema_dialect
 
 EMBEDDED_MODEL = "embedded/smollm2-135m-instruct"
 EMBEDDED_MAX_TOKENS = 400
+
+OutputFormat = Literal["auto", "json", "chat"]
+"""How replies are asked for (`--format`): `json`, DSPy's JSON adapter with the signature's JSON
+schema as `response_format`; `chat`, DSPy's chat format (`[[ ## field ## ]]` sections); `auto`,
+json where the model or server takes a schema (the embedded model; litellm's capability data; for
+an `--api-base` server, one probe call), chat elsewhere."""
+OUTPUT_FORMATS: tuple[str, ...] = ("auto", "json", "chat")
+OPENAI_COMPATIBLE = frozenset({"openai", "hosted_vllm", "lm_studio", "llamafile"})
+"""litellm providers that reach an `--api-base` server through OpenAI's chat completions: the
+structured-output probe speaks that protocol."""
 
 _embedded_engine: LlamaCppEngine | None = None
 
@@ -60,6 +71,11 @@ def make_lm(model: str | None = None, api_base: str | None = None, max_tokens: i
         # Local OpenAI-compatible servers need no key, but the client insists on one.
         if provider == "openai" and not os.environ.get("OPENAI_API_KEY"):
             kwargs["api_key"] = "not-needed"
+        if provider == "openai":
+            # DSPy's native route writes the limit as OpenAI's `max_completion_tokens`, which
+            # llama-cpp-python's server ignores (it then generates to the end of its context);
+            # litellm's writes `max_tokens`, which every OpenAI-compatible server reads.
+            kwargs["engine"] = "litellm"
     return dspy.LM(model, **kwargs)
 
 
@@ -73,17 +89,50 @@ def check_api_base(api_base: str, timeout: float = 5.0) -> None:
         raise LMConfigError(f"--api-base {api_base} is unreachable: {type(exc).__name__}: {exc}") from exc
 
 
-def adapter_for(lm: dspy.BaseLM) -> dspy.Adapter:
-    """The embedded model gets JSON-schema constrained decoding through the JSON adapter, with the
-    structure it no longer needs spelled out left out of the prompt; any other model DSPy's
-    default chat format."""
-    return GrammarJSONAdapter() if is_embedded(lm) else dspy.ChatAdapter()
+def adapter_for(lm: dspy.BaseLM, output_format: OutputFormat = "auto", profile: str | None = None) -> dspy.Adapter:
+    """The adapter for `lm` in `output_format` (see `OutputFormat`).
+
+    The embedded model's grammar holds it to the schema (`GrammarJSONAdapter`). A model behind an
+    OpenAI-compatible `--api-base` server gets the schema in the form the server enforces
+    (`ServerJSONAdapter`; bounded as the embedded model's when `profile` is "small"); any other
+    litellm model DSPy's JSON adapter where litellm says it takes a schema. Elsewhere, and always
+    with "chat", DSPy's chat format."""
+    if output_format not in OUTPUT_FORMATS:
+        raise LMConfigError(f"--format {output_format!r}: expected one of {', '.join(OUTPUT_FORMATS)}")
+    if output_format == "chat":
+        return dspy.ChatAdapter()
+    if is_embedded(lm):
+        return GrammarJSONAdapter()
+    if not isinstance(getattr(lm, "engine", None), str):  # a custom engine declares what it takes
+        return dspy.JSONAdapter() if output_format == "json" or lm.supports_response_schema else dspy.ChatAdapter()
+    provider, _, name = lm.model.partition("/")
+    api_base = lm.kwargs.get("api_base")
+    if api_base and provider in OPENAI_COMPATIBLE:
+        found = schema_dialect(api_base, name, lm.kwargs.get("api_key") or os.environ.get("OPENAI_API_KEY"))
+        if found.dialect:
+            return ServerJSONAdapter(found.dialect, SMALL_MODEL_BOUNDS if profile == "small" else None)
+        if output_format == "json":
+            raise LMConfigError(f"--format json: the server at {api_base} does not hold replies to a JSON schema "
+                                f"({'; '.join(found.findings)}); use --format chat")
+        return dspy.ChatAdapter()
+    if output_format == "json" or takes_response_schema(lm.model):
+        return dspy.JSONAdapter()
+    return dspy.ChatAdapter()
 
 
-def configure_lm(model: str | None = None, api_base: str | None = None, **kwargs: Any) -> dspy.LM:
-    """Make the LM (see `make_lm`) and configure DSPy to use it with its adapter."""
+def takes_response_schema(model: str) -> bool:
+    """litellm's capability data: whether the provider and model take a JSON schema as `response_format`."""
+    import litellm
+
+    return bool(litellm.supports_response_schema(model=model))
+
+
+def configure_lm(model: str | None = None, api_base: str | None = None, output_format: OutputFormat = "auto",
+                 profile: str | None = None, **kwargs: Any) -> dspy.LM:
+    """Make the LM (see `make_lm`) and configure DSPy to use it with its adapter (see `adapter_for`;
+    `profile` is the one `AgentSettings.profile` the program runs with)."""
     lm = make_lm(model, api_base, **kwargs)
-    dspy.configure(lm=lm, adapter=adapter_for(lm))
+    dspy.configure(lm=lm, adapter=adapter_for(lm, output_format, profile))
     return lm
 
 
