@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any, Callable
 from urllib.parse import urlparse
 
+from deltaseek.programs.agent.logged_model import log_program
 from deltaseek.programs.mlflow_store import fail_quickly, resolve_tracking_uri, unreachable_reason
 
 EXPERIMENT_NAME = "deltaseek"
@@ -113,6 +114,22 @@ class Tracker:
 
     def log_table(self, columns: dict[str, list], artifact_file: str) -> None:
         self._call(f"log {artifact_file}", lambda mlflow: mlflow.log_table(data=columns, artifact_file=artifact_file))
+
+    def log_program(self, program, question: str, register: str | None = None) -> str | None:
+        """The program as an MLflow model of the DSPy flavor in this run (`log_program`: the LM
+        configured now, a signature, `question` as the input example), registered as `register`
+        when given. Returns its URI (`models:/NAME/VERSION` when registered), or None when the run
+        is untracked or the model could not be logged: then one warning, and the run, its
+        metrics and the program's JSON state stay as they are."""
+        if not self.active:
+            return None
+        try:
+            info = log_program(program, question, registered_model_name=register)
+        except Exception as exc:  # pickling, MLflow and registry errors alike: the run itself is fine
+            warn(f"MLflow could not log the program as a model at {self.uri} ({type(exc).__name__}: {exc}); "
+                 "the run keeps its metrics and the program's JSON state")
+            return None
+        return f"models:/{register}/{info.registered_model_version}" if register else info.model_uri
 
     def end(self, status: str = "FINISHED") -> None:
         if self._autolog_on:
