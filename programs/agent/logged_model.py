@@ -104,7 +104,7 @@ def log_program(program: dspy.Module, question: str, name: str = MODEL_NAME,
         raise LMConfigError("no LM is configured: call configure_lm() before logging a program")
     # The saved settings hold a copy of the LM without this process's call history, and no
     # callbacks (MLflow's tracing callback, when autolog is on, belongs to this run only).
-    with dspy.context(lm=lm.copy(), callbacks=[]), keep_active_model():
+    with dspy.context(lm=lm.copy(), callbacks=[]), quiet_mlflow(), keep_active_model():
         return mlflow.dspy.log_model(AnswerRecord(program), name=name, signature=record_signature(),
                                      input_example={"question": question}, pip_requirements=model_requirements(),
                                      registered_model_name=registered_model_name, use_dspy_model_save=True)
