@@ -10,7 +10,6 @@ import json
 import os
 import pickle
 import re
-import signal
 import subprocess
 import sys
 import time
@@ -26,13 +25,13 @@ from deltaseek.programs.agent.logged_model import model_requirements, record_sig
 from deltaseek.programs.lm import adapter_for, embedded_engine, make_lm
 from deltaseek.programs.lm.llamacpp import shared_engine
 from deltaseek.programs.tools import LocalCorpusSearch
+from tests.server_process import server_process
 from tests.test_optimize import dataset, free_port, run_cli, scripted_cli  # noqa: F401 (fixtures)
 
 OHIO = "Who is the lieutenant governor of Ohio?"
 XYZZY = "What is the population of Xyzzyville?"
 REGISTERED = "deltaseek-test"
 RECORD_FIELDS = {"answer", "answerability", "caveats", "assumptions", "sources", "stop_reason"}
-STARTUP_SECONDS = 180
 
 
 @pytest.fixture
@@ -193,33 +192,11 @@ def model_server(registered):
     """`mlflow models serve` of the registered model on a free loopback port, stopped at the end."""
     store, model_uri, root = registered
     port = free_port()
-    url = f"http://127.0.0.1:{port}"
-    log = (root / "serve.log").open("w")
-    server = subprocess.Popen(
-        [str(Path(sys.executable).parent / "mlflow"), "models", "serve", "-m", model_uri, "--env-manager", "local",
-         "--host", "127.0.0.1", "--port", str(port), "--timeout", "600"],
-        stdout=log, stderr=subprocess.STDOUT, env=isolated_env(store, root / "serve"), cwd=root,
-        start_new_session=True)
-    try:
-        deadline = time.monotonic() + STARTUP_SECONDS
-        while True:
-            try:
-                if httpx.get(f"{url}/ping", timeout=2).status_code == 200:
-                    break
-            except httpx.HTTPError:
-                pass
-            if server.poll() is not None or time.monotonic() > deadline:
-                pytest.fail(f"mlflow models serve did not start: {(root / 'serve.log').read_text()[-3000:]}")
-            time.sleep(1)
+    command = [str(Path(sys.executable).parent / "mlflow"), "models", "serve", "-m", model_uri, "--env-manager",
+               "local", "--host", "127.0.0.1", "--port", str(port), "--timeout", "600"]
+    with server_process(command, f"http://127.0.0.1:{port}", "/ping", root / "serve.log",
+                        isolated_env(store, root / "serve"), root) as url:
         yield url
-    finally:
-        os.killpg(server.pid, signal.SIGTERM)  # the command and its uvicorn worker, in their own group
-        try:
-            server.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            os.killpg(server.pid, signal.SIGKILL)
-            server.wait()
-        log.close()
 
 
 def invoke(url: str, question: str) -> dict:
