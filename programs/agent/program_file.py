@@ -135,8 +135,8 @@ def load_program_file(program: dspy.Module, path: str | os.PathLike) -> None:
 
 
 def load_logged_program(program: dspy.Module, uri: str) -> None:
-    """Load into `program` the prompts of the program of its class inside an MLflow model,
-    checked as a file's state is (the model's tools, LM and settings are not taken)."""
+    """Load into `program` the state (prompts, calibrated settings) of the program of its class
+    inside an MLflow model, checked as a file's is; the model's tools and LM are not taken."""
     logged = load_logged_module(uri)
     found = next((module for _, module in logged.named_sub_modules(type(program))), None)
     if found is None:
