@@ -25,8 +25,9 @@ from deltaseek.programs.agent.logged_model import model_requirements, record_sig
 from deltaseek.programs.lm import adapter_for, embedded_engine, make_lm
 from deltaseek.programs.lm.llamacpp import shared_engine
 from deltaseek.programs.tools import LocalCorpusSearch
+from tests.scripted import scripted_lm
 from tests.server_process import server_process
-from tests.test_optimize import dataset, free_port, run_cli, scripted_cli  # noqa: F401 (fixtures)
+from tests.test_optimize import dataset, free_port, oracle_engine, run_cli, scripted_cli  # noqa: F401 (fixtures)
 
 OHIO = "Who is the lieutenant governor of Ohio?"
 XYZZY = "What is the population of Xyzzyville?"
@@ -223,6 +224,14 @@ def test_mlflow_models_serve_answers_with_the_ask_record(model_server, bundled_i
     same = ("question", "answer", "answer_origin", "answerability", "caveats", "assumptions", "sources",
             "stop_reason", "steps", "tool_calls")
     assert {k: served[k] for k in same} == {k: asked[k] for k in same}
+
+
+def test_the_signature_names_every_field_of_the_ask_record(bundled_index, use_lm):
+    from deltaseek import run_question
+
+    with use_lm(scripted_lm(oracle_engine())):
+        record = run_question(DeltaSeek(tools=[LocalCorpusSearch(bundled_index)]), "What is the capital of Ohio?")
+    assert set(record) == set(record_signature().outputs.input_names())
 
 
 # --- optimize logs and registers; from_compiled and ask take the prompts back --------------

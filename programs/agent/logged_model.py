@@ -62,6 +62,7 @@ def record_signature():
     source = Object([Property("id", text), Property("title", text, required=False),
                      Property("url", text, required=False)])
     outputs = [ColSpec(text, "question"), ColSpec(text, "answer"), ColSpec(text, "answer_origin"),
+               ColSpec(text, "proposed_answer", required=False), ColSpec(text, "replaced_because", required=False),
                ColSpec(text, "answerability"), ColSpec(Array(text), "caveats"), ColSpec(Array(text), "assumptions"),
                ColSpec(text, "stop_reason"), ColSpec(Array(source), "sources"), ColSpec(DataType.long, "steps"),
                ColSpec(AnyType(), "tool_calls"), ColSpec(DataType.long, "lm_calls"), ColSpec(DataType.long, "tokens"),
