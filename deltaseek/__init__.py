@@ -22,7 +22,7 @@ from deltaseek.metrics import answerability_accuracy, combined_metric, exact_mat
 from deltaseek.optimize.compile import OPTIMIZERS, compile_program
 from deltaseek.optimize.evaluate import evaluate_program
 from deltaseek.optimize.labeled_data import load_labeled, split
-from deltaseek.programs.agent import AgentSettings, DeltaSeek, Scratchpad, run_question, save_program
+from deltaseek.programs.agent import AgentSettings, DeltaSeek, Scratchpad, log_program, run_question, save_program
 from deltaseek.programs.index import CorpusIndex
 from deltaseek.programs.lm import configure_lm, make_lm
 from deltaseek.programs.tools import SearchTool, ToolResult, ToolStatus, build_tools
@@ -56,6 +56,7 @@ __all__ = [
     "gepa_feedback_metric",
     "labeled_set",
     "load_labeled",
+    "log_program",
     "make_lm",
     "run_question",
     "save_program",

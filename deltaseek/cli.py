@@ -29,7 +29,7 @@ from deltaseek.optimize.evaluate import (SPLIT_CHOICES, EvalReport, LMUnusable, 
                                          table_columns)
 from deltaseek.optimize.stopping import stop_on_signals
 from deltaseek.optimize.labeled_data import SPLITS, split
-from deltaseek.optimize.tracking import Tracker
+from deltaseek.optimize.tracking import Tracker, warn
 from deltaseek.programs.agent import AgentSettings, DeltaSeek, run_question, save_program
 from deltaseek.programs.agent.deltaseek import check_question
 from deltaseek.programs.agent.program_file import UNCOMPILED, default_program_path, load_state_into
@@ -59,7 +59,8 @@ def add_agent_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--tools", default="local", help="comma-separated: local, web, wikipedia, files:PATH, "
                                                          "sphinx:HOST:PORT/INDEX (or sphinx with $DELTASEEK_SPHINX)")
     parser.add_argument("--no-cache", action="store_true", help="do not read or write the search result cache")
-    parser.add_argument("--program", help="a compiled program (JSON state) to load instead of the default")
+    parser.add_argument("--program", help="a compiled program to load instead of the default: a JSON state file, "
+                                           "or an MLflow model URI such as models:/NAME/VERSION (its prompts)")
     parser.add_argument("--soft-budget", type=int)
     parser.add_argument("--hard-budget", type=int)
     parser.add_argument("--max-searches", type=int)
@@ -228,6 +229,8 @@ def register_optimize_commands(subparsers) -> None:
                           help="continue an interrupted optimize with the same --out: evaluations skip the examples "
                                "their results files hold, and a compiled program already saved at --out is reused")
     add_tracking_options(optimize)
+    optimize.add_argument("--register", metavar="NAME", help="register the compiled program, logged in the run as an "
+                                                             "MLflow model, under this name (models:/NAME/VERSION)")
     optimize.add_argument("--debug", action="store_true", default=argparse.SUPPRESS)
     optimize.set_defaults(handler=cmd_optimize)
 
@@ -470,7 +473,18 @@ def cmd_optimize(args) -> int:
             log_report(tracker, after, f"{name}_compiled")
         tracker.log_metrics(metrics)
         tracker.log_artifact(out, "program")
+        log_compiled_model(tracker, compiled, parts[held_out[0]][0].question, args.register)
     return 0
+
+
+def log_compiled_model(tracker: Tracker, compiled: DeltaSeek, question: str, register: str | None) -> None:
+    """The compiled program as an MLflow model in the optimize run (registered with --register),
+    with `question` as its input example; the URI to load or serve it."""
+    if register and not tracker.active:
+        warn(f"--register {register}: not registered, the run is untracked (see the warning above)")
+    model_uri = tracker.log_program(compiled, question, register=register)
+    if model_uri:
+        print(f"MLflow model: {model_uri}")
 
 
 def cmd_bench(args) -> int:

@@ -1,8 +1,7 @@
 """MLflow tracking for evaluations and compiles, which never stops a run or loses a result.
 
 Where runs go: `--tracking-uri`, else `$MLFLOW_TRACKING_URI`, else `sqlite:///mlflow.db` in the
-working folder (artifacts in `./mlruns/`). That is MLflow 3's own default, pinned here so an old
-`./mlruns` file store in the folder does not silently switch the backend.
+working folder (artifacts in `./mlruns/`; see `programs/mlflow_store.py`).
 
 A server is probed (`GET /health`, a few seconds) before any MLflow call, and a sqlite store's
 file and folder must be writable: an unreachable server or a read-only store gives one warning
@@ -21,55 +20,11 @@ from pathlib import Path
 from typing import Any, Callable
 from urllib.parse import urlparse
 
-LOCAL_TRACKING_URI = "sqlite:///mlflow.db"
+from deltaseek.programs.agent.logged_model import log_program
+from deltaseek.programs.mlflow_store import fail_quickly, resolve_tracking_uri, unreachable_reason
+
 EXPERIMENT_NAME = "deltaseek"
-PROBE_SECONDS = 3.0
-QUICK_FAILURE_ENV = {
-    "MLFLOW_HTTP_REQUEST_MAX_RETRIES": "2",
-    "MLFLOW_HTTP_REQUEST_BACKOFF_FACTOR": "1",
-    "MLFLOW_HTTP_REQUEST_TIMEOUT": "20",
-}
-"""MLflow defaults to 7 retries with backoff factor 2 and a 120 s timeout: minutes per dead call."""
 PARAM_CHARS = 500
-
-
-def resolve_tracking_uri(explicit: str | None = None) -> str:
-    return (explicit or os.environ.get("MLFLOW_TRACKING_URI") or "").strip() or LOCAL_TRACKING_URI
-
-
-def sqlite_store_problem(uri: str) -> str | None:
-    """Why a sqlite store file cannot be written (it, or the folder for its journal or for a new
-    file, is read-only), or None. In-memory and `file:` URI stores are not checked."""
-    path = uri[len("sqlite:///"):].split("?")[0] if uri.startswith("sqlite:///") else ""
-    if not path or path == ":memory:" or path.startswith("file:"):
-        return None
-    target = Path(path).absolute()
-    if target.exists() and not os.access(target, os.W_OK):
-        return f"{target} is read-only"
-    folder = target.parent
-    while not folder.exists() and folder != folder.parent:
-        folder = folder.parent
-    if not os.access(folder, os.W_OK | os.X_OK):
-        return f"the folder {folder} is read-only"
-    return None
-
-
-def unreachable_reason(uri: str, timeout: float = PROBE_SECONDS) -> str | None:
-    """Why a tracking store cannot be used: an http(s) server that does not answer, or a
-    sqlite store that cannot be written; None when it looks usable (others are not probed)."""
-    if urlparse(uri).scheme == "sqlite":
-        return sqlite_store_problem(uri)
-    if urlparse(uri).scheme not in ("http", "https"):
-        return None
-    import httpx
-
-    try:
-        response = httpx.get(uri.rstrip("/") + "/health", timeout=timeout)
-    except httpx.HTTPError as exc:
-        return f"{type(exc).__name__}: {exc}"
-    if response.status_code >= 500:
-        return f"/health answered HTTP {response.status_code}"
-    return None
 
 
 def run_status(exc_type: type[BaseException] | None) -> str:
@@ -133,8 +88,7 @@ class Tracker:
             warn(f"MLflow tracking {what} {self.uri} {state} ({reason}); "
                  "the run goes on untracked, results are saved locally only")
             return False
-        for name, value in QUICK_FAILURE_ENV.items():
-            os.environ.setdefault(name, value)
+        fail_quickly()
         try:
             import mlflow
 
@@ -160,6 +114,22 @@ class Tracker:
 
     def log_table(self, columns: dict[str, list], artifact_file: str) -> None:
         self._call(f"log {artifact_file}", lambda mlflow: mlflow.log_table(data=columns, artifact_file=artifact_file))
+
+    def log_program(self, program, question: str, register: str | None = None) -> str | None:
+        """The program as an MLflow model of the DSPy flavor in this run (`log_program`: the LM
+        configured now, a signature, `question` as the input example), registered as `register`
+        when given. Returns its URI (`models:/NAME/VERSION` when registered), or None when the run
+        is untracked or the model could not be logged: then one warning, and the run, its
+        metrics and the program's JSON state stay as they are."""
+        if not self.active:
+            return None
+        try:
+            info = log_program(program, question, registered_model_name=register)
+        except Exception as exc:  # pickling, MLflow and registry errors alike: the run itself is fine
+            warn(f"MLflow could not log the program as a model at {self.uri} ({type(exc).__name__}: {exc}); "
+                 "the run keeps its metrics and the program's JSON state")
+            return None
+        return f"models:/{register}/{info.registered_model_version}" if register else info.model_uri
 
     def end(self, status: str = "FINISHED") -> None:
         if self._autolog_on:

@@ -5,19 +5,15 @@ The server's stores live in tmp; the commands run on the scripted oracle LM of t
 
 import json
 import os
-import signal
-import subprocess
 import sys
-import time
 from pathlib import Path
 
-import httpx
 import pytest
 
+from tests.server_process import server_process
 from tests.test_optimize import ROWS, free_port, read_jsonl, run_cli, scripted_cli  # noqa: F401 (fixture)
 
 pytestmark = pytest.mark.mlflow_server
-STARTUP_SECONDS = 180
 EXPERIMENT = "deltaseek-server-test"
 
 
@@ -33,33 +29,14 @@ def mlflow_server(tmp_path_factory):
            # imports; the bundled list is all a test server needs.
            "LITELLM_LOCAL_MODEL_COST_MAP": "True",
            "MLFLOW_SERVER_ENABLE_JOB_EXECUTION": "false"}
-    log = (root / "server.log").open("w")
-    server = subprocess.Popen(
-        [str(Path(sys.executable).parent / "mlflow"), "server", "--host", "127.0.0.1", "--port", str(port),
-         "--workers", "1", "--backend-store-uri", f"sqlite:///{root / 'mlflow.db'}",
-         "--artifacts-destination", str(root / "artifacts")],
-        stdout=log, stderr=subprocess.STDOUT, env=env, cwd=root, start_new_session=True)
+    command = [str(Path(sys.executable).parent / "mlflow"), "server", "--host", "127.0.0.1", "--port", str(port),
+               "--workers", "1", "--backend-store-uri", f"sqlite:///{root / 'mlflow.db'}",
+               "--artifacts-destination", str(root / "artifacts")]
     previous_uri = mlflow.get_tracking_uri()
     try:
-        deadline = time.monotonic() + STARTUP_SECONDS
-        while True:
-            try:
-                if httpx.get(f"{url}/health", timeout=2).status_code == 200:
-                    break
-            except httpx.HTTPError:
-                pass
-            if server.poll() is not None or time.monotonic() > deadline:
-                pytest.fail(f"mlflow server did not start: {(root / 'server.log').read_text()[-2000:]}")
-            time.sleep(1)
-        yield url
+        with server_process(command, url, "/health", root / "server.log", env, root):
+            yield url
     finally:
-        os.killpg(server.pid, signal.SIGTERM)  # the server and its uvicorn worker, started in their own group
-        try:
-            server.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            os.killpg(server.pid, signal.SIGKILL)
-            server.wait()
-        log.close()
         mlflow.set_tracking_uri(previous_uri)
 
 

@@ -1,6 +1,7 @@
 """The guarded agent: the DeltaSeek module, its scratchpad, its guardrails and its fallbacks."""
 
 from deltaseek.programs.agent.deltaseek import DeltaSeek
+from deltaseek.programs.agent.logged_model import log_program
 from deltaseek.programs.agent.program_file import load_program_file, save_program
 from deltaseek.programs.agent.run import run_question
 from deltaseek.programs.agent.scratchpad import Fact, Scratchpad, StepRecord, ToolCall
@@ -14,6 +15,7 @@ __all__ = [
     "StepRecord",
     "ToolCall",
     "load_program_file",
+    "log_program",
     "run_question",
     "save_program",
 ]

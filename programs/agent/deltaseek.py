@@ -88,8 +88,9 @@ class DeltaSeek(dspy.Module):
     @classmethod
     def from_compiled(cls, path: str | Path, tools: list[SearchTool] | None = None,
                       settings: AgentSettings | None = None) -> "DeltaSeek":
-        """A program with the prompts (instructions and demos) of a compiled JSON state file,
-        checked against this program's predictors before it is loaded."""
+        """A program with the prompts (instructions and demos) of a compiled JSON state file or of
+        an MLflow model URI (`models:/NAME/VERSION`), checked against this program's predictors
+        before it is loaded."""
         program = cls(tools=tools, settings=settings)
         load_program_file(program, path)
         return program

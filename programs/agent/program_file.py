@@ -3,9 +3,11 @@
 A compiled program is the state of DeltaSeek's five predictors (instructions and demos) as
 `dspy.Module.save(path.json)` writes it, with the settings calibrated on labeled data (the reader's
 abstention threshold) under "calibration"; never a pickle. The tools and other settings are not
-part of it: they come from whoever loads it.
+part of it: they come from whoever loads it. An MLflow model URI (`models:/NAME/VERSION`,
+`runs:/...`) stands for a file: the state of the program logged there (see `logged_model.py`)
+is checked and loaded the same way.
 
-    program = DeltaSeek.from_compiled("compiled.json")
+    program = DeltaSeek.from_compiled("compiled.json")     # or "models:/deltaseek/1"
     save_program(program, "compiled.json")
 """
 
@@ -20,6 +22,7 @@ import dspy
 
 from deltaseek.bundled import shipped_program
 from deltaseek.errors import ProgramFileError
+from deltaseek.programs.agent.logged_model import is_model_uri, load_logged_module
 from deltaseek.programs.lm import is_embedded
 
 UNCOMPILED = "none"
@@ -34,15 +37,18 @@ def default_program_path(lm: dspy.BaseLM | None = None) -> Path | None:
     return None
 
 
-def load_state_into(program: dspy.Module, path: str | os.PathLike | None) -> Path | None:
+def load_state_into(program: dspy.Module, path: str | os.PathLike | None) -> Path | str | None:
     """Load a compiled program's state into `program`; with no path, the shipped default (if it applies).
 
-    Returns the file that was loaded, or None when the program keeps its own prompts
-    (also what `path="none"` asks for).
+    Returns the file (or model URI) that was loaded, or None when the program keeps its own
+    prompts (also what `path="none"` asks for).
     """
     if path is not None and str(path) == UNCOMPILED:
         return None
-    path = Path(path) if path is not None else default_program_path()
+    if path is None:
+        path = default_program_path()
+    elif not is_model_uri(path):
+        path = Path(path)
     if path is None:
         return None
     load_program_file(program, path)
@@ -69,7 +75,7 @@ def read_program_state(path: str | os.PathLike) -> dict:
     return state
 
 
-def check_state_fits(program: dspy.Module, state: dict, path: Path) -> None:
+def check_state_fits(program: dspy.Module, state: dict, path: Path | str) -> None:
     """The saved predictors must be exactly the program's, each with the same number of signature
     fields, text instructions, and demos that are objects of that predictor's own fields."""
     expected = dict(program.named_predictors())
@@ -115,13 +121,30 @@ def demos_problem(demos: list, fields: list[str]) -> str | None:
 
 
 def load_program_file(program: dspy.Module, path: str | os.PathLike) -> None:
-    """Check the file, then load it with DSPy's own loader (which also warns on version mismatches)."""
+    """Check the file, then load it with DSPy's own loader (which also warns on version mismatches);
+    an MLflow model URI is loaded by `load_logged_program`."""
+    if is_model_uri(path):
+        load_logged_program(program, str(path))
+        return
     path = Path(path)
     check_state_fits(program, read_program_state(path), path)
     try:
         program.load(path)  # DSPy's own loader
     except Exception as exc:  # DSPy's loader raises KeyError/TypeError/... on a malformed entry
         raise ProgramFileError(f"{path}: cannot load the compiled program ({type(exc).__name__}: {exc})") from None
+
+
+def load_logged_program(program: dspy.Module, uri: str) -> None:
+    """Load into `program` the state (prompts, calibrated settings) of the program of its class
+    inside an MLflow model, checked as a file's is; the model's tools and LM are not taken."""
+    logged = load_logged_module(uri)
+    found = next((module for _, module in logged.named_sub_modules(type(program))), None)
+    if found is None:
+        raise ProgramFileError(f"{uri}: the MLflow model holds no {type(program).__name__} program "
+                               f"(it holds a {type(logged).__name__})")
+    state = found.dump_state()
+    check_state_fits(program, state, uri)
+    program.load_state(state)
 
 
 def save_program(program: dspy.Module, path: str | os.PathLike) -> Path:

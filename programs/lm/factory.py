@@ -9,7 +9,7 @@ import dspy
 
 from deltaseek.errors import LMConfigError
 from deltaseek.programs.lm.adapter import SMALL_MODEL_BOUNDS, GrammarJSONAdapter, ServerJSONAdapter
-from deltaseek.programs.lm.llamacpp import DEFAULT_MAX_TOKENS, LlamaCppEngine
+from deltaseek.programs.lm.llamacpp import DEFAULT_MAX_TOKENS, LlamaCppEngine, shared_engine
 from deltaseek.programs.lm.server import schema_dialect
 
 EMBEDDED_MODEL = "embedded/smollm2-135m-instruct"
@@ -25,15 +25,11 @@ OPENAI_COMPATIBLE = frozenset({"openai", "hosted_vllm", "lm_studio", "llamafile"
 """litellm providers that reach an `--api-base` server through OpenAI's chat completions: the
 structured-output probe speaks that protocol."""
 
-_embedded_engine: LlamaCppEngine | None = None
-
 
 def embedded_engine() -> LlamaCppEngine:
-    """One embedded model per process: loading it twice would double memory for nothing."""
-    global _embedded_engine
-    if _embedded_engine is None:
-        _embedded_engine = LlamaCppEngine()
-    return _embedded_engine
+    """One embedded model per process: loading it twice would double memory for nothing (a
+    program restored from a pickle, as MLflow's DSPy flavor saves it, gets this same engine)."""
+    return shared_engine()
 
 
 def is_embedded(lm: dspy.BaseLM) -> bool:

@@ -15,6 +15,7 @@ from __future__ import annotations
 import ctypes
 import hashlib
 import importlib.util
+import json
 import logging
 import os
 import sqlite3
@@ -113,8 +114,12 @@ class LlamaCppEngine:
     def __init__(self, model_path: str | os.PathLike | None = None, n_ctx: int = 8192, n_threads: int | None = None,
                  max_items: int | None = 2, max_chars: int | None = 100, max_item_chars: int | None = 60,
                  prefix_cache_mb: int | None = None,
-                 reuse_prefixes: bool | None = None, prefix_folder: str | os.PathLike | None = None):
+                 reuse_prefixes: bool | None = None, prefix_folder: str | os.PathLike | None = None,
+                 model_file: dict[str, Any] | None = None):
         self.model_path = str(model_path) if model_path else None
+        self.model_file = model_file
+        """The identity (`model_file_identity`) the model file must have, checked before it loads:
+        set when the engine is restored from a saved program, None for a new engine."""
         self.n_ctx = n_ctx
         self.n_threads = n_threads
         self.prefix_cache_mb = DEFAULT_PREFIX_CACHE_MB if prefix_cache_mb is None else prefix_cache_mb
@@ -134,15 +139,39 @@ class LlamaCppEngine:
         self._lock = threading.Lock()
         self.load_seconds: float | None = None
 
-    # Saved programs record the engine by class path and this state.
-    def dump_state(self) -> dict[str, Any]:
+    def configuration(self) -> dict[str, Any]:
+        """What the engine's replies depend on: the model file (None: the packaged SmolLM2), the
+        context, the threads (None: this machine's default) and the output bounds."""
         return {"model_path": self.model_path, "n_ctx": self.n_ctx, "n_threads": self.n_threads,
                 "max_items": self.max_items, "max_chars": self.max_chars,
                 "max_item_chars": self.max_item_chars, "prefix_cache_mb": self.prefix_cache_mb}
 
+    # Saved programs (DSPy's JSON state of an LM) record the engine by class path and this state.
+    def dump_state(self) -> dict[str, Any]:
+        """The configuration and the model file's identity, so a loader can tell another file."""
+        return {**self.configuration(), "model_file": self.model_file or model_file_identity(self.model_path)}
+
     @classmethod
     def load_state(cls, state: dict[str, Any]) -> "LlamaCppEngine":
         return cls(**state)
+
+    def __reduce__(self):
+        """A pickle (MLflow's DSPy flavor saves the LM of `dspy.settings` with cloudpickle) holds
+        the state above, never the loaded model or its lock: unpickling gives this process's
+        engine of the same configuration (`shared_engine`), which loads the model on first use."""
+        return shared_engine, (self.dump_state(),)
+
+    def expect_model_file(self, identity: dict[str, Any] | None) -> None:
+        """Hold a restored program's model file identity, checked when the model loads (now, if
+        it is loaded already). Two saved programs that name different files cannot share one."""
+        if not identity or identity == self.model_file:
+            return
+        if self._llama is not None:
+            check_model_file(self._llama.model_path, identity)
+        elif self.model_file is not None:
+            raise LMConfigError(f"two saved programs expect different model files in one engine: "
+                                f"{describe_model_file(self.model_file)} and {describe_model_file(identity)}")
+        self.model_file = identity
 
     def _model(self):
         if self._llama is None:
@@ -150,6 +179,8 @@ class LlamaCppEngine:
 
             started = time.perf_counter()
             path = self.model_path or str(find_smollm2_gguf())
+            if self.model_file:
+                check_model_file(path, self.model_file)
             generate, batch = (self.n_threads, self.n_threads) if self.n_threads else default_threads()
             self._llama = Llama(model_path=path, n_ctx=self.n_ctx, n_threads=generate, n_threads_batch=batch,
                                 verbose=False, seed=0)
@@ -286,6 +317,46 @@ class LlamaCppEngine:
             finish_reason=_FINISH_REASONS.get(choice.get("finish_reason"), "stop"),
             usage=lm15.Usage(input_tokens=usage.get("prompt_tokens"), output_tokens=usage.get("completion_tokens")),
         )
+
+
+_shared_engines: dict[str, LlamaCppEngine] = {}
+_shared_engines_lock = threading.Lock()
+
+
+def shared_engine(state: dict[str, Any] | None = None) -> LlamaCppEngine:
+    """This process's engine for a configuration (`LlamaCppEngine.dump_state`; none: the default
+    embedded model), made on first use: one loaded model per configuration per process, whether
+    it is asked for by `make_lm` or restored from a saved program."""
+    candidate = LlamaCppEngine(**(state or {}))
+    key = json.dumps(candidate.configuration(), sort_keys=True)
+    with _shared_engines_lock:
+        engine = _shared_engines.setdefault(key, candidate)
+    engine.expect_model_file(candidate.model_file)
+    return engine
+
+
+def model_file_identity(model_path: str | None) -> dict[str, Any] | None:
+    """A model file's name and size in bytes (the packaged SmolLM2's when no path is given), or
+    None when there is no such file to describe."""
+    try:
+        path = Path(model_path) if model_path else find_smollm2_gguf()
+        return {"name": path.name, "bytes": path.stat().st_size}
+    except (LMConfigError, OSError):
+        return None
+
+
+def describe_model_file(identity: dict[str, Any]) -> str:
+    return f"{identity.get('name')} ({identity.get('bytes')} bytes)"
+
+
+def check_model_file(path: str, expected: dict[str, Any]) -> None:
+    """LMConfigError, naming both files, when the file about to be loaded is not the one a saved
+    program was made with."""
+    found = model_file_identity(path)
+    if found != expected:
+        here = describe_model_file(found) if found else "no readable file"
+        raise LMConfigError(f"the saved program was made with the model file {describe_model_file(expected)}; "
+                            f"this process has {here} at {path}")
 
 
 def bound_schema(schema: Any, max_items: int | None, max_chars: int | None, max_item_chars: int | None = None) -> Any:
