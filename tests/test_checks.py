@@ -141,3 +141,10 @@ def test_the_profile_is_one_setting_with_a_default_per_model(corpus, use_lm):
         assert program.profile() == "small" and program.compact() and not program.lm_helps(None)
         program.settings = AgentSettings(profile="small", compact_prompts=False)
         assert not program.compact()
+
+
+def test_a_full_name_is_read_where_the_facts_hold_its_surname():
+    pad = Scratchpad(question="Who designed the Tern compiler?")
+    pad.facts.append(Fact(source="t", title="Tern (compiler)", text="Lind has said she designed Tern in 1990.", step=1))
+    assert unsupported_reason("Ada Lind", pad) is None
+    assert "no passage read holds" in unsupported_reason("Ada Brook", pad)

@@ -81,6 +81,10 @@ def unsupported_reason(answer: str, pad: Scratchpad) -> str | None:
     asked = _words(pad.question) | _unreadable(answer, pad)
     names = _words(" ".join(named_entities(answer))) | {w for w in _words(answer) if re.search(r"\d", w)}
     facts_text = " ".join(f"{f.title} {f.text}" for f in pad.facts)
+    # a full name whose last word the facts hold is read: the surname stands for it ("Lind" said, "Ada Lind" answered)
+    for run in re.findall(r"[A-Z][\w'’-]*(?:\s+[A-Z][\w'’.-]*)+", answer):
+        if _words(run.split()[-1]) <= read:
+            read = read | _words(run)
     unread_names = sorted(n for n in names - read - asked if not abbreviates(n, facts_text))
     if unread_names:
         return f"no passage read holds {', '.join(unread_names)}"
