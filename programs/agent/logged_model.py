@@ -65,7 +65,8 @@ def record_signature():
                ColSpec(text, "proposed_answer", required=False), ColSpec(text, "replaced_because", required=False),
                ColSpec(text, "answerability"), ColSpec(Array(text), "caveats"), ColSpec(Array(text), "assumptions"),
                ColSpec(text, "stop_reason"), ColSpec(Array(source), "sources"), ColSpec(DataType.long, "steps"),
-               ColSpec(AnyType(), "tool_calls"), ColSpec(DataType.long, "lm_calls"), ColSpec(DataType.long, "tokens"),
+               ColSpec(AnyType(), "tool_calls"), ColSpec(AnyType(), "lm_faults", required=False),
+               ColSpec(DataType.long, "lm_calls"), ColSpec(DataType.long, "tokens"),
                ColSpec(DataType.double, "seconds"), ColSpec(AnyType(), "trajectory")]
     return ModelSignature(inputs=Schema([ColSpec(text, "question")]), outputs=Schema(outputs))
 
