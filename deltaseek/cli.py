@@ -9,7 +9,6 @@ import json
 import os
 import signal
 import sys
-import threading
 import time
 import unicodedata
 from pathlib import Path
@@ -594,9 +593,11 @@ def main(argv: list[str] | None = None) -> int:
             raise
         print(stopped_line(exc), file=sys.stderr)
         code = getattr(exc, "exit_code", 130)
-        if any(t.is_alive() and not t.daemon for t in threading.enumerate() if t is not threading.main_thread()):
+        if getattr(exc, "abandoned", False):
+            # A second signal abandoned running examples: do not wait for their threads. (Only then:
+            # any other thread alive, a test's server among them, is no reason to end the process.)
             sys.stdout.flush(), sys.stderr.flush()
-            os._exit(code)  # a second signal abandoned running examples: do not wait for their threads
+            os._exit(code)
         return code
     except DeltaSeekError as exc:
         if args.debug:

@@ -265,6 +265,7 @@ def evaluate_program(program: dspy.Module, examples: list[dspy.Example], results
                         interrupted = exc
     except KeyboardInterrupt as exc:  # a second signal (or Ctrl-C with no handler): stop waiting
         exc.report = report
+        exc.abandoned = bool(running)  # examples still running in threads: the process must not wait for them
         raise
     finally:
         pool.shutdown(wait=not running, cancel_futures=True)
