@@ -28,7 +28,7 @@ from tenacity import Retrying, retry_if_exception, stop_after_attempt, wait_expo
 
 from deltaseek.errors import ToolConfigError
 from deltaseek.programs.index import Passage, tokenize
-from deltaseek.programs.text import named_entities
+from deltaseek.programs.text import fold_accents, named_entities
 from deltaseek.programs.tools.base import Hit, SearchTool, ToolResult, ToolStatus, ranked_result
 
 TARGET_FORMAT = "sphinx:HOST:PORT/INDEX"
@@ -117,10 +117,11 @@ def escape_query(text: str) -> str:
 
 def any_term_query(query: str) -> str | None:
     """A quorum of one over the query's words: a passage matches if it holds any of them.
-    Lowercased, so NEAR/MAYBE/SENTENCE are words, not operators. None if there is no word."""
+    Lowercased, so NEAR/MAYBE/SENTENCE are words, not operators; accents folded, as the passages
+    were when loaded. None if there is no word."""
     if not _WORD.search(query):
         return None
-    words = " ".join(query.lower().split())
+    words = " ".join(fold_accents(query.lower()).split())
     return f'"{escape_query(words)}"/1'
 
 
@@ -295,7 +296,8 @@ def load_passages(passages: list[Passage], targets: list[SphinxTarget], settings
                     continue
                 try:
                     report.skipped += len(present := existing_ids(client, list(mine)))
-                    rows = [(doc, p.title, p.text, p.id, p.title, p.text, p.url or "")
+                    # the full-text fields with their accents folded, as the in-process index reads them
+                    rows = [(doc, fold_accents(p.title), fold_accents(p.text), p.id, p.title, p.text, p.url or "")
                             for doc, p in mine.items() if doc not in present]
                     if rows:
                         insert_rows(client, rows)
