@@ -56,10 +56,11 @@ def model_answer(pad: Scratchpad, proposal: Proposal) -> FinalAnswer:
     return FinalAnswer(proposal.answer, "lm", sources, claimed or "direct")
 
 
-def program_answer(pad: Scratchpad, reading: Reading, could_search: bool = True) -> FinalAnswer:
+def program_answer(pad: Scratchpad, reading: Reading) -> FinalAnswer:
     """The program's own answer: the reader's confident span, else the related figures, else what
-    was found and that the exact answer was not. That last is `unlikely` when the search could run
-    and the model could be used; `unknown` otherwise, since then nothing shows the answer is missing."""
+    was found and that the exact answer was not. That last is `unlikely` when the model could be
+    used; `unknown` otherwise, since then nothing shows the answer is missing. (A run whose every
+    search failed is answered before this, in `DeltaSeek.final_answer`.)"""
     if reading.spans:
         return FinalAnswer(extracted_answer(reading), "extracted",
                            list(dict.fromkeys(e.source for e in reading.spans)), reading.answerability)
@@ -67,7 +68,7 @@ def program_answer(pad: Scratchpad, reading: Reading, could_search: bool = True)
         titles = {f.source: f.title for f in pad.facts}
         return FinalAnswer(proxy_answer(pad.question, reading, titles), "extracted",
                            list(dict.fromkeys(e.source for e in reading.proxies)), "proxy_only")
-    label = "unlikely" if could_search and not pad.model_unusable else "unknown"
+    label = "unknown" if pad.model_unusable else "unlikely"
     closest = reading.unsure[0] if reading.unsure else None
     if closest is not None:
         title = next((f.title for f in pad.facts if f.source == closest.source), closest.source)
