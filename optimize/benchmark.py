@@ -26,6 +26,8 @@ import dspy
 from dspy import lm15
 
 from deltaseek.bundled import SEED_QUESTIONS, bundled_corpora
+from deltaseek.optimize import speed_table
+from deltaseek.optimize.speed_table import BUNDLED_SETS, SpeedRun
 from deltaseek.programs.agent import AgentSettings, DeltaSeek, run_question
 from deltaseek.programs.index import CorpusIndex, Passage, read_corpus
 from deltaseek.errors import UsageError
@@ -253,9 +255,28 @@ def format_paths_table(rows: list[dict]) -> str:
     return "\n".join(lines)
 
 
+def bench_sets(args: argparse.Namespace) -> dict[str, dict]:
+    """Speed and quality on the scored part of each labeled set (see `speed_table`)."""
+    from deltaseek.programs.agent.program_file import UNCOMPILED
+
+    sets = [args.dataset] if getattr(args, "dataset", None) else args.sets
+    program = getattr(args, "program", None)
+    speed = SpeedRun(sets, getattr(args, "limit", None), None if program in (None, UNCOMPILED) else program)
+    summaries = speed.run()
+    print(speed_table.format_table(summaries, speed_table.process_start()))
+    print(f"per-question rows: {speed.out}")
+    return summaries
+
+
 def add_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--sizes", type=int, nargs="+", default=[1_000, 100_000], help="index sizes in passages")
-    parser.add_argument("--skip-agents", action="store_true", help="only the model and index figures, not the seed questions")
+    parser.add_argument("--skip-agents", action="store_true",
+                        help="only the model and index figures, not the labeled sets' questions")
+    parser.add_argument("--sets", nargs="+", default=list(BUNDLED_SETS),
+                        help="labeled sets whose scored parts are timed: bundled names or files (default: "
+                             f"{' '.join(BUNDLED_SETS)}; --dataset: that set alone)")
+    parser.add_argument("--prefix-reuse", action="store_true",
+                        help="also the seed questions with prompt-prefix reuse off and on, side by side")
     parser.add_argument("--paths-only", action="store_true",
                         help="only the seed questions by path: in-process, and through the --api-base server if given")
     parser.add_argument("--sphinx", metavar="sphinx:HOST:PORT/INDEX",
@@ -278,7 +299,9 @@ def run(args: argparse.Namespace) -> int:
         bench_threads()
         bench_index(args.sizes)
     if not args.skip_agents and not args.paths_only:
-        bench_seed_speed()
+        bench_sets(args)
+        if args.prefix_reuse:
+            bench_seed_speed()
     if args.paths_only or not args.skip_agents:
         bench_paths(getattr(args, "lm", None), api_base, getattr(args, "format", "auto"), getattr(args, "profile", None))
     return 0

@@ -5,6 +5,7 @@ to the program itself: its floor holds the same properties."""
 
 import json
 
+import dspy
 import mlflow
 import pytest
 
@@ -57,3 +58,41 @@ def test_the_paths_table_has_a_row_per_path_and_compares_them_with_in_process():
     assert lines[3].startswith("| server | A | Jim / Tokyo |") and lines[3].endswith("| 3.0, 5.0 | 4.0 |")
     assert lines[-1] == ("server: median 1.33x in-process; answers the same as in-process on 1 of 2; "
                          "LM calls at most steps + 1: NO")
+
+
+def test_the_speed_table_reports_median_p90_calls_over_budget_and_where_the_time_goes():
+    from deltaseek.optimize.speed_table import format_table, summarize
+
+    def row(seconds, calls, steps, answerable=True, abstained=False, em=1.0):
+        return {"seconds": seconds, "lm_calls": calls, "steps": steps, "answerable": answerable,
+                "abstained": abstained, "prompt_tokens": 600, "restored_tokens": 200, "generated_tokens": 40,
+                "time": {"prompt": seconds / 2, "generation": seconds / 4, "sampling": 0.0, "search": 0.0,
+                         "reader": seconds / 4, "program": 0.0},
+                "scores": {"exact_match": em, "token_f1": em, "combined": em}}
+
+    rows = [row(s, 2, 2) for s in range(1, 10)] + [row(20.0, 5, 3, answerable=False, abstained=True, em=0.0)]
+    summary = summarize(rows)
+    assert summary["seconds_median"] == 5.5
+    assert 9 < summary["seconds_p90"] < 20  # between the ninth and the slowest question
+    assert summary["over_steps_plus_one"] == 1  # the 5-call question of 3 steps
+    assert summary["abstained_unanswerable"] == 1.0 and summary["false_abstention"] == 0.0
+    assert summary["time_share"]["prompt"] == 0.5 and summary["time_share"]["reader"] == 0.25
+    table = format_table({"mine": summary}, {"total": 2.0, "imports": 1.0, "model_load": 0.5, "index_load": 0.3})
+    assert "| mine | 10 | 5.5 |" in table and "| mine | 50% | 25% | 0% | 0% | 25% | 0% |" in table
+    assert "process start" in table and "model load 0.5 s" in table
+
+
+def test_the_timed_tool_and_reader_count_their_seconds_and_change_nothing(tmp_path):
+    from deltaseek.optimize.speed_table import Clock, timed_program
+    from deltaseek.programs.index import CorpusIndex, Passage
+    from tests.scripted import ScriptedEngine, classify, scripted_lm, step, synth
+
+    index = CorpusIndex.build([Passage(id="p1", title="Tarbury", text="Tarbury was founded in 1820 by Ada Lind.")])
+    clock = Clock()
+    program = timed_program(index, clock)
+    lm = scripted_lm(ScriptedEngine(classify=classify("lookup"), step=lambda _: step("Tarbury founded"),
+                                    synthesize=lambda _: synth("1820")))
+    with dspy.context(lm=lm, adapter=dspy.JSONAdapter()):
+        pred = program(question="When was Tarbury founded?")
+    assert pred.tool_calls and clock.search > 0 and clock.reader > 0
+    assert "1820" in pred.answer

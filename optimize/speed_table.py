@@ -1,0 +1,234 @@
+"""Speed and quality on the scored parts of the bundled labeled sets, side by side from one run.
+
+    deltaseek bench --speed [--sets seed_set musique squad2] [--limit N] [--program P]
+
+Each question of a set's scored part (its `test` split) runs once, in this process, on the
+embedded model with DSPy's cache off, as `deltaseek evaluate` runs it. Per set it prints the
+median and p90 seconds a question, LM calls (median, max, and the questions with more than
+steps + 1), the prompt / restored / generated tokens of a question (mean), where the time goes
+(model prompt evaluation, model generation, sampling and grammar, search, reader, the rest of
+the program and DSPy) and the quality of the same runs (exact match, F1, abstention on
+unanswerable questions, false abstention). The start of a new process (imports, model load,
+index load) is measured once, in a child process, and printed beside the table: `deltaseek ask`
+pays it on every question, `evaluate` and a batch once.
+
+Each question's row is appended to a JSONL file as it ends, so an interrupted run keeps them.
+"""
+
+from __future__ import annotations
+
+import json
+import statistics
+import subprocess
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import dspy
+
+from deltaseek.bundled import labeled_set
+from deltaseek.metrics.contract import abstains
+from deltaseek.optimize.evaluate import corpora_for, load_dataset, score, select
+from deltaseek.programs.agent import DeltaSeek, run_question
+from deltaseek.programs.agent.evidence import Reading
+from deltaseek.programs.agent.scratchpad import Scratchpad
+from deltaseek.programs.index import CorpusIndex
+from deltaseek.programs.lm import adapter_for, embedded_engine, make_lm
+from deltaseek.programs.tools import LocalCorpusSearch, SearchTool, ToolResult
+
+BUNDLED_SETS = ("seed_set", "musique", "squad2")
+SCORED_SPLIT = "test"
+"""The part of each labeled set that is only scored, never read while writing rules."""
+TIME_PARTS = ("prompt", "generation", "sampling", "search", "reader", "program")
+"""Where a question's seconds go: the model evaluating its prompt and decoding tokens (llama.cpp's
+own timings), the rest of the model call (sampling under the JSON grammar, restoring the saved
+prompt prefix, tokenizing), the search tools, the extractive reader, and everything else
+(the guarded loop's Python and DSPy's adapters)."""
+
+
+@dataclass
+class Clock:
+    """Seconds spent in the search tools and in the reader during one question."""
+    search: float = 0.0
+    reader: float = 0.0
+
+
+class TimedTool(SearchTool):
+    """A tool that adds the seconds of each search to a clock."""
+
+    def __init__(self, tool: SearchTool, clock: Clock):
+        self.tool, self.clock = tool, clock
+        self.name, self.description, self.skips_seen = tool.name, tool.description, tool.skips_seen
+
+    def search(self, query: str, **kwargs) -> ToolResult:
+        started = time.perf_counter()
+        try:
+            return self.tool.search(query, **kwargs)
+        finally:
+            self.clock.search += time.perf_counter() - started
+
+    def names(self, term: str) -> bool | None:
+        return self.tool.names(term)
+
+
+class TimedDeltaSeek(DeltaSeek):
+    """DeltaSeek whose reader adds its seconds to a clock (the program is otherwise the same)."""
+
+    clock: Clock | None = None
+
+    def read(self, pad: Scratchpad) -> Reading:
+        started = time.perf_counter()
+        try:
+            return super().read(pad)
+        finally:
+            if self.clock is not None:
+                self.clock.reader += time.perf_counter() - started
+
+
+def timed_program(index: CorpusIndex, clock: Clock, program_path: str | None = None) -> DeltaSeek:
+    tools = [TimedTool(LocalCorpusSearch(index), clock)]
+    program = TimedDeltaSeek.from_compiled(program_path, tools=tools) if program_path else TimedDeltaSeek(tools)
+    program.clock = clock
+    return program
+
+
+def question_row(set_name: str, example: dspy.Example, record: dict, stats, clock: Clock) -> dict:
+    """One question's figures: its costs, where its time went, and its scores."""
+    prompt = stats.prompt_eval_ms / 1000
+    generation = stats.generate_ms / 1000
+    sampling = max(stats.seconds - prompt - generation, 0.0)
+    program = max(record["seconds"] - stats.seconds - clock.search - clock.reader, 0.0)
+    answerable = example.get("answerability") != "unlikely"
+    return {
+        "set": set_name, "id": example.get("id"), "question": example.question, "answer": record["answer"],
+        "answerability": record["answerability"], "gold": example.get("answer"), "answerable": answerable,
+        "seconds": record["seconds"], "steps": record["steps"], "lm_calls": record["lm_calls"],
+        "prompt_tokens": stats.prompt_tokens, "restored_tokens": stats.restored_tokens,
+        "generated_tokens": stats.generated_tokens,
+        "time": {"prompt": prompt, "generation": generation, "sampling": sampling, "search": clock.search,
+                 "reader": clock.reader, "program": program},
+        "scores": score(example, record), "abstained": abstains(record),
+    }
+
+
+def run_set(set_name: str, dataset: str, limit: int | None, out, program_path: str | None = None,
+            progress=None) -> list[dict]:
+    """Every question of the set's scored part, one row each (appended to `out` as it ends)."""
+    examples = select(load_dataset(dataset).examples, SCORED_SPLIT, limit) or \
+        select(load_dataset(dataset).examples, "all", limit)
+    index = CorpusIndex.open(corpora_for(examples) or None)
+    engine = embedded_engine()
+    lm = make_lm(cache=False)  # a call answered from DSPy's cache would make its seconds a lie
+    rows = []
+    for example in examples:
+        clock = Clock()
+        program = timed_program(index, clock, program_path)
+        engine.reset_stats()
+        with dspy.context(lm=lm, adapter=adapter_for(lm)):
+            record = run_question(program, example.question)
+        row = question_row(set_name, example, record, engine.reset_stats(), clock)
+        out.write(json.dumps(row, ensure_ascii=False, default=str) + "\n")
+        out.flush()
+        rows.append(row)
+        if progress:
+            progress()
+    return rows
+
+
+def quantile(values: list[float], q: float) -> float:
+    """The q-quantile of the values (statistics' inclusive method; the value itself for one)."""
+    return values[0] if len(values) == 1 else statistics.quantiles(values, n=100, method="inclusive")[round(q * 100) - 1]
+
+
+def share(values) -> float | None:
+    values = list(values)
+    return statistics.fmean(values) if values else None
+
+
+def summarize(rows: list[dict]) -> dict:
+    """A set's line of the table."""
+    seconds = [r["seconds"] for r in rows]
+    total = sum(seconds) or 1e-9
+    answerable = [r for r in rows if r["answerable"]]
+    unanswerable = [r for r in rows if not r["answerable"]]
+    return {
+        "questions": len(rows),
+        "seconds_median": statistics.median(seconds), "seconds_p90": quantile(seconds, 0.9),
+        "lm_calls_median": statistics.median(r["lm_calls"] for r in rows),
+        "lm_calls_max": max(r["lm_calls"] for r in rows),
+        "over_steps_plus_one": sum(r["lm_calls"] > r["steps"] + 1 for r in rows),
+        "steps_mean": statistics.fmean(r["steps"] for r in rows),
+        **{f"{kind}_tokens_mean": statistics.fmean(r[f"{kind}_tokens"] for r in rows)
+           for kind in ("prompt", "restored", "generated")},
+        "time_share": {part: sum(r["time"][part] for r in rows) / total for part in TIME_PARTS},
+        "exact_match": statistics.fmean(r["scores"]["exact_match"] for r in rows),
+        "token_f1": statistics.fmean(r["scores"]["token_f1"] for r in rows),
+        "combined": statistics.fmean(r["scores"]["combined"] for r in rows),
+        "abstained_unanswerable": share(r["abstained"] for r in unanswerable),
+        "false_abstention": share(r["abstained"] for r in answerable),
+    }
+
+
+def process_start() -> dict[str, float]:
+    """What a new `deltaseek ask` process pays before its first LM call, measured in a child
+    process: interpreter and imports, the model load, the cached index load."""
+    code = ("import time; t0 = time.perf_counter()\n"
+            "import deltaseek.cli\n"
+            "from deltaseek.programs.lm import embedded_engine\n"
+            "from deltaseek.programs.index import CorpusIndex\n"
+            "t1 = time.perf_counter(); embedded_engine()._model(); t2 = time.perf_counter()\n"
+            "CorpusIndex.open(); t3 = time.perf_counter()\n"
+            "print(t1 - t0, t2 - t1, t3 - t2)")
+    started = time.perf_counter()
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    wall = time.perf_counter() - started
+    imports, model, index = (float(x) for x in out.split())
+    return {"total": wall, "imports": imports, "model_load": model, "index_load": index}
+
+
+COLUMNS = (("questions", "{}"), ("seconds_median", "{:.1f}"), ("seconds_p90", "{:.1f}"),
+           ("lm_calls_median", "{:g}"), ("lm_calls_max", "{}"), ("over_steps_plus_one", "{}"),
+           ("prompt_tokens_mean", "{:,.0f}"), ("restored_tokens_mean", "{:,.0f}"), ("generated_tokens_mean", "{:,.0f}"),
+           ("exact_match", "{:.3f}"), ("token_f1", "{:.3f}"), ("abstained_unanswerable", "{:.0%}"),
+           ("false_abstention", "{:.0%}"))
+HEADERS = ("set (scored part)", "questions", "median s", "p90 s", "LM calls (median)", "LM calls (max)",
+           "LM calls > steps + 1", "prompt tokens", "restored", "generated", "EM", "F1", "abstained (unanswerable)",
+           "false abstention")
+
+
+def format_table(summaries: dict[str, dict], start: dict[str, float] | None = None) -> str:
+    """The speed and quality table, then where the time goes, then the process start."""
+    lines = ["| " + " | ".join(HEADERS) + " |", "|---|" + "---:|" * len(COLUMNS)]
+    for name, s in summaries.items():
+        cells = ["-" if s[key] is None else fmt.format(s[key]) for key, fmt in COLUMNS]
+        lines.append(f"| {name} | " + " | ".join(cells) + " |")
+    lines += ["", "| where the time goes | " + " | ".join(TIME_PARTS) + " |", "|---|" + "---:|" * len(TIME_PARTS)]
+    for name, s in summaries.items():
+        lines.append(f"| {name} | " + " | ".join(f"{s['time_share'][part]:.0%}" for part in TIME_PARTS) + " |")
+    if start:
+        lines.append(f"\nprocess start (once per `deltaseek ask`, once per batch or evaluation): {start['total']:.1f} s "
+                     f"(imports {start['imports']:.1f} s, model load {start['model_load']:.1f} s, "
+                     f"index load {start['index_load']:.2f} s)")
+    return "\n".join(lines)
+
+
+@dataclass
+class SpeedRun:
+    sets: list[str]
+    limit: int | None = None
+    program: str | None = None
+    out: Path = field(default_factory=lambda: Path("results") / f"speed-{time.strftime('%Y%m%d-%H%M%S')}.jsonl")
+
+    def run(self) -> dict[str, dict]:
+        from tqdm import tqdm
+
+        self.out.parent.mkdir(parents=True, exist_ok=True)
+        summaries = {}
+        with self.out.open("a", encoding="utf-8") as out:
+            for name in self.sets:
+                dataset = str(labeled_set(name)) if name in BUNDLED_SETS else name
+                with tqdm(desc=f"speed {Path(name).stem}", unit="q", file=sys.stderr) as bar:
+                    rows = run_set(Path(name).stem, dataset, self.limit, out, self.program, lambda: bar.update(1))
+                summaries[Path(name).stem] = summarize(rows)
+        return summaries
