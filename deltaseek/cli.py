@@ -234,7 +234,7 @@ def register_optimize_commands(subparsers) -> None:
     optimize.set_defaults(handler=cmd_optimize)
 
     bench = subparsers.add_parser("bench", help="deltaseek against dspy.ReAct and ReActV2 on the same LM, tools and "
-                                                 "questions; --speed: speed and quality on the labeled sets, the model and the index")
+                                                 "questions; --speed: speed beside quality on the labeled sets")
     bench.add_argument("--dataset", help="labeled questions (default: the bundled seed set)")
     bench.add_argument("--split", choices=SPLIT_CHOICES, help="which part to run (default: test; a set too small to "
                                                                "hold a test split is run whole)")
@@ -249,8 +249,9 @@ def register_optimize_commands(subparsers) -> None:
     bench.add_argument("--json-out", help="write the table as JSON here too (default: results/bench-TIME.json)")
     add_agent_options(bench)
     add_tracking_options(bench)
-    bench.add_argument("--speed", action="store_true", help="print the speed figures instead: the model, the index, and speed beside quality on the "
-                                                            "scored part of each labeled set (--sets)")
+    bench.add_argument("--speed", action="store_true",
+                       help="print the speed figures instead: the model, the index, and speed beside quality on the "
+                            "scored part of each labeled set (--sets)")
     benchmark.add_options(bench)
     bench.add_argument("--debug", action="store_true", default=argparse.SUPPRESS)
     bench.set_defaults(handler=cmd_bench)
