@@ -7,6 +7,7 @@ import pytest
 from deltaseek import AgentSettings, DeltaSeek
 from deltaseek.programs.agent import guardrails as guard
 from deltaseek.programs.text import named_entities
+from deltaseek.programs.index import CorpusIndex, Passage
 from deltaseek.programs.tools import LocalCorpusSearch, ToolResult, ToolStatus
 from tests.scripted import ScriptedEngine, ScriptedWeb, classify, scripted_lm, step, synth
 
@@ -432,3 +433,34 @@ def test_a_rejected_query_is_never_handed_back_when_the_program_has_no_move_left
         move = program.dispose(pad, Move(False, "search_corpus", "query"))
     assert move.synthesize and move.origin == "program" and move.proposed == "query"
     assert "field names" in move.replaced_because
+
+
+TARBURY = [Passage(id=f"t{i}", title=title, text=text) for i, (title, text) in enumerate([
+    ("Tarbury", "Tarbury is a market town on the river Vell, known for its bell foundry and its wool trade."),
+    ("Tarbury bell foundry", "The Tarbury bell foundry cast bells for churches across the county until 1911."),
+    ("Vell (river)", "The Vell rises in the hills north of Tarbury and joins the sea at Portmere."),
+    ("Portmere", "Portmere is a harbour town whose wool exports came down the Vell from Tarbury."),
+])]
+
+
+def junk_after_first_query(text: str) -> dict:
+    """A small model's steps: one usable query, then its own field name as the query (an echo)."""
+    return step("Tarbury bell foundry founder") if "Facts: none yet" in text else step("query")
+
+
+@pytest.mark.parametrize("limit, step_calls", [(None, 2), (0, None)])
+def test_small_profile_program_leads_after_a_replaced_move(use_lm, limit, step_calls):
+    """Issue 23: once the checks replaced the small model's move, the model is not asked for moves
+    again (its step calls cost seconds for nothing); it is still asked with limit 0."""
+    engine = ScriptedEngine(step=junk_after_first_query, synthesize=lambda _: synth("unknown"))
+    pred = run(engine, [LocalCorpusSearch(CorpusIndex.build(TARBURY))], "Who founded the Tarbury bell foundry?",
+               use_lm, profile="small", replaced_moves_before_program_leads=limit)
+    notes = " ".join(s.note for s in pred.scratchpad.steps)
+    if step_calls is None:  # never: every step asks the model, and each junk query is replaced again
+        assert engine.calls["step"] == pred.steps and not pred.scratchpad.program_leads
+        assert "the program makes the next moves" not in notes
+    else:
+        assert engine.calls["step"] == step_calls < pred.steps
+        assert pred.scratchpad.program_leads and "the program makes the next moves" in notes
+    assert len(executed(pred)) >= 3  # the program's own queries went on either way
+    assert all(c["args"]["query"] != "query" for c in executed(pred))

@@ -133,6 +133,7 @@ class DeltaSeek(dspy.Module):
             if self.evidence_answers(pad):
                 stop = "answered"
                 break
+            asked_model = not (pad.model_unusable or pad.program_leads)
             move = self.propose_move(pad)
             if move is None:
                 continue  # an unusable reply: no progress, the budget still counts
@@ -142,6 +143,9 @@ class DeltaSeek(dspy.Module):
             if move.synthesize:  # tool first: no answer before one search has run
                 move = Move(False, self.tool_names[0], question, "tool_first", prediction=move.prediction)
             call = self.admit_call(pad, move)
+            if asked_model:
+                self.count_model_move(pad, replaced=move.origin == "program" or call is None
+                                      or call.origin in ("diversified", "program"))
             if move.prediction is not None and (call is None or (call.tool, call.query) != (move.tool, move.query)):
                 trace_what_was_done(move.prediction, move_outputs(call))
             if call is None:
@@ -202,11 +206,14 @@ class DeltaSeek(dspy.Module):
     def propose_move(self, pad: Scratchpad) -> Move | None:
         record = StepRecord(step=pad.step + 1)
         pad.steps.append(record)
-        if pad.model_unusable:  # the program goes on alone: the question first, its own queries, the reader's answer
+        if pad.model_unusable or pad.program_leads:
+            # the program goes on alone: the question first, its own queries, then the answer
             if not pad.executed_calls:
                 return Move(False, self.tool_names[0], pad.question, "tool_first")
-            return self.program_move(pad, proposed="", reason="the model's replies could not be used") or \
-                Move(True, origin="program", replaced_because="the model's replies could not be used")
+            reason = ("the model's replies could not be used" if pad.model_unusable else
+                      f"the model's last {pad.replaced_moves_in_a_row} move(s) were replaced by the checks")
+            return self.program_move(pad, proposed="", reason=reason) or \
+                Move(True, origin="program", replaced_because=reason)
         guidance = self.guidance(pad)
         pad.notes.clear()
         signature = self.step_delta.signature
@@ -234,6 +241,19 @@ class DeltaSeek(dspy.Module):
         if move.origin == "program" or move.synthesize:
             trace_what_was_done(out, move_outputs(move))
         return move
+
+    def count_model_move(self, pad: Scratchpad, replaced: bool) -> None:
+        """Count the model's moves the checks replaced in a row; at the limit the program leads
+        (issue 23: on unseen questions four in five of the embedded model's later moves were
+        replaced, each after a step call whose seconds were spent for nothing)."""
+        pad.replaced_moves_in_a_row = pad.replaced_moves_in_a_row + 1 if replaced else 0
+        limit = self.settings.replaced_moves_before_program_leads
+        if limit is None:
+            limit = 1 if self.profile() == "small" else 0
+        if limit and pad.replaced_moves_in_a_row >= limit:
+            pad.program_leads = True
+            pad.steps[-1].note += (("; " if pad.steps[-1].note else "") + "the program makes the next moves: the "
+                                   f"model's last {pad.replaced_moves_in_a_row} move(s) were replaced")
 
     def steering(self, pad: Scratchpad) -> str:
         """The answerability that steers the search, from the two kept apart on the scratchpad:
@@ -271,7 +291,7 @@ class DeltaSeek(dspy.Module):
         """With compact prompts (or no usable model), a typed answer in the facts, with every term of
         the question covered, ends the search without another step call: the embedded model's step
         at that point could only repeat it (a junk query is replaced by synthesis, see `dispose`)."""
-        return ((self.compact() or pad.model_unusable) and bool(pad.executed_calls) and self.steering(pad) == "direct"
+        return ((self.compact() or pad.model_unusable or pad.program_leads) and bool(pad.executed_calls) and self.steering(pad) == "direct"
                 and not guard.uncovered_terms(pad))
 
     def prompt_facts(self, pad: Scratchpad, limit: int) -> list[Fact]:

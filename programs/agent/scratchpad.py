@@ -82,6 +82,10 @@ class Scratchpad(BaseModel):
     """For each subject of the question, whether the tools hold a passage naming it (None: no tool can tell)."""
     model_unusable: bool = False
     """The model's replies could not be used this many times in a row that the program went on alone."""
+    replaced_moves_in_a_row: int = 0
+    program_leads: bool = False
+    """The model's moves were replaced so many times in a row (`replaced_moves_before_program_leads`)
+    that the program makes the moves; the model is still asked for the answer."""
     steps: list[StepRecord] = Field(default_factory=list)
     soft_budget: int = 4
     hard_budget: int = 8

@@ -47,6 +47,11 @@ class AgentSettings(BaseModel):
                                           "heuristic matches; None: yes for the capable profile.")
     diversify_with_lm: bool | None = Field(None, description="Ask the LM for another angle on a blocked query "
                                            "before the program's own; None: yes for the capable profile.")
+    replaced_moves_before_program_leads: int | None = Field(
+        None, ge=0, description="After this many of the model's moves in a row were replaced by the checks (a junk "
+        "or repeated query, an answer before any fact holds one), the model is not asked for moves again in this "
+        "question: the program goes on with its own queries and asks the model only for the answer. 0: never; "
+        "None: 1 for the small profile (whose later moves were measured junk), never for the capable.")
     compact_prompts: bool | None = Field(None, description="Show the LM only the facts most relevant to the question, "
                                          "shorter, tool observations without the passages the scratchpad already "
                                          "holds, and ask only for the outputs the loop uses; None: yes for the small "
