@@ -70,8 +70,11 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--debug", action="store_true", help="show Python tracebacks")
     sub = parser.add_subparsers(dest="command", required=True)
 
-    ask = sub.add_parser("ask", help="answer one question")
-    ask.add_argument("question")
+    ask = sub.add_parser("ask", help="answer one question, or each line of a file")
+    ask.add_argument("question", nargs="?")
+    ask.add_argument("-f", "--file", metavar="FILE",
+                     help="answer each non-empty line of FILE in turn (- for standard input), the model loaded once; "
+                          "with --json, one JSON object a line, printed as each ends")
     add_agent_options(ask)
     ask.add_argument("--trace", action="store_true", help="show each step: thought, tool call, short observation")
     ask.add_argument("--json", action="store_true", help="print one JSON object")
@@ -154,17 +157,44 @@ def print_answer(record: dict) -> None:
 
 
 def cmd_ask(args) -> int:
-    question = check_question(args.question)  # refused before the model loads or the index is read
+    if (args.question is None) == (args.file is None):
+        raise UsageError("ask takes a question or --file FILE (one of them)")
+    # refused before the model loads or the index is read
+    questions = read_questions(args.file) if args.file else [check_question(args.question)]
     configure_lm_from(args)
     program = build_program(args)
-    record = run_question(program, question)
-    if args.json:
-        print(json.dumps(record, ensure_ascii=False))
-        return 0
-    if args.trace:
-        print_trace(record)
-    print_answer(record)
+    for number, question in enumerate(questions):
+        record = run_question(program, question)
+        if args.json:
+            print(json.dumps(record, ensure_ascii=False), flush=True)
+            continue
+        if args.file:
+            say(("\n" if number else "") + f"Q: {question}")
+        if args.trace:
+            print_trace(record)
+        print_answer(record)
+        sys.stdout.flush()
     return 0
+
+
+def read_questions(path: str) -> list[str]:
+    """The non-empty lines of `path` (or standard input for -), each checked as a question; the
+    first bad one is a UsageError naming the file and line."""
+    try:
+        text = sys.stdin.read() if path == "-" else Path(path).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise UsageError(f"{path}: cannot read the questions ({type(exc).__name__}: {exc})") from None
+    questions = []
+    for line_number, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            questions.append(check_question(line))
+        except UsageError as exc:
+            raise UsageError(f"{path}:{line_number}: {exc}") from None
+    if not questions:
+        raise UsageError(f"{path}: no question in it (one question a line)")
+    return questions
 
 
 def cmd_index(args) -> int:

@@ -118,3 +118,34 @@ def test_a_stuck_model_behind_an_openai_endpoint_runs_its_call_once_and_answers(
                 "tool_calls", "sources", "lm_calls", "tokens", "seconds"):
         assert key in record
     assert {"tool", "args", "status", "result_count", "executed"} <= set(record["tool_calls"][0])
+
+
+def test_ask_file_answers_each_line_with_one_model(capsys, tmp_path, monkeypatch):
+    """`ask -f`: a JSON line per question, in order, from one process (issue 23: the start once)."""
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    questions = tmp_path / "questions.txt"
+    questions.write_text("Who created Ruby?\n\n   \nWhere is the New York Times building?\n")
+    with FakeOpenAIServer(STUCK_REPLY) as server:
+        code, out, err = run_cli(capsys, "ask", "-f", str(questions), "--lm", "openai/stuck", "--api-base",
+                                 server.url, "--json")
+    assert code == 0, err
+    records = [json.loads(line) for line in out.splitlines()]
+    assert [r["question"] for r in records] == ["Who created Ruby?", "Where is the New York Times building?"]
+    assert all(r["answer"].strip() for r in records)
+    assert len(server.requests) == sum(r["lm_calls"] for r in records)
+
+
+@pytest.mark.parametrize("argv, problem", [
+    (["ask"], "ask takes a question or --file FILE (one of them)"),
+    (["ask", "Who?", "-f", "QUESTIONS"], "ask takes a question or --file FILE (one of them)"),
+    (["ask", "-f", "QUESTIONS"], "QUESTIONS:3: the question is 2,001 characters long"),
+    (["ask", "-f", "EMPTY"], "EMPTY: no question in it (one question a line)"),
+])
+def test_ask_file_refuses_bad_input_before_the_model_loads(capsys, tmp_path, argv, problem):
+    questions, empty = tmp_path / "q.txt", tmp_path / "empty.txt"
+    questions.write_text("Who?\n\n" + "x" * 2001 + "\n")
+    empty.write_text("\n \n")
+    argv = [str(questions) if a == "QUESTIONS" else str(empty) if a == "EMPTY" else a for a in argv]
+    problem = problem.replace("QUESTIONS", str(questions)).replace("EMPTY", str(empty))
+    code, _, err = run_cli(capsys, *argv)
+    assert code == 2 and problem in err and len(err.strip().splitlines()) == 1
