@@ -102,7 +102,8 @@ def question_row(set_name: str, example: dspy.Example, record: dict, stats, cloc
     answerable = example.get("answerability") != "unlikely"
     return {
         "set": set_name, "id": example.get("id"), "question": example.question, "answer": record["answer"],
-        "answerability": record["answerability"], "gold": example.get("answer"), "answerable": answerable,
+        "answerability": record["answerability"], "answer_origin": record["answer_origin"],
+        "stop_reason": record["stop_reason"], "gold": example.get("answer"), "answerable": answerable,
         "seconds": record["seconds"], "steps": record["steps"], "lm_calls": record["lm_calls"],
         "prompt_tokens": stats.prompt_tokens, "restored_tokens": stats.restored_tokens,
         "generated_tokens": stats.generated_tokens,
