@@ -99,6 +99,8 @@ def build_program(args) -> DeltaSeek:
     tools = build_tools(args.tools or "local", lambda: CorpusIndex.open(args.corpus), use_cache=not args.no_cache)
     program = DeltaSeek(tools=tools, settings=settings)
     load_state_into(program, args.program)
+    if overrides:  # an option given here wins over the settings saved with the program
+        program.settings = program.settings.model_copy(update=overrides)
     return program
 
 
