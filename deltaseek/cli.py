@@ -18,17 +18,19 @@ from pydantic import ValidationError
 
 from deltaseek.errors import CorpusError, DeltaSeekError, UsageError
 from deltaseek.bundled import labeled_set
+from deltaseek.metrics import combined_metric
 from deltaseek.optimize import benchmark
 from deltaseek.optimize import calibrate as calibration
 from deltaseek.optimize.compare import compare, format_table
 from deltaseek.optimize.scenario_lms import SCENARIOS, scenario_lm
-from deltaseek.optimize.compile import OPTIMIZERS, compile_program
+from deltaseek.optimize.compile import KEEP_PROMPTS, OPTIMIZERS, compile_program
 from deltaseek.optimize.evaluate import (SPLIT_CHOICES, EvalReport, LMUnusable, corpora_for, evaluate_program,
                                          format_comparison, format_report, load_dataset, refuse_overwrite, select,
                                          table_columns)
 from deltaseek.optimize.stopping import stop_on_signals
 from deltaseek.optimize.labeled_data import SPLITS, split
 from deltaseek.optimize.tracking import Tracker, warn
+from deltaseek.optimize.tune import format_trials, tune_settings
 from deltaseek.programs.agent import AgentSettings, DeltaSeek, run_question, save_program
 from deltaseek.programs.agent.deltaseek import check_question
 from deltaseek.programs.agent.program_file import UNCOMPILED, default_program_path, load_state_into
@@ -215,9 +217,15 @@ def register_optimize_commands(subparsers) -> None:
 
     optimize = subparsers.add_parser("optimize", help="compile DeltaSeek's prompts on a labeled dataset")
     optimize.add_argument("--dataset", required=True, help="labeled questions; compiled on its train split")
-    optimize.add_argument("--optimizer", required=True, choices=list(OPTIMIZERS))
+    optimize.add_argument("--optimizer", required=True, choices=[*OPTIMIZERS, KEEP_PROMPTS],
+                          help=f"the DSPy optimizer that compiles the prompts; {KEEP_PROMPTS}: the prompts are kept "
+                               "(with --tune-settings, the settings alone are compiled)")
     optimize.add_argument("--budget", type=int, help="the optimizer's own knob: " + "; ".join(
         f"{o.name}: {o.knob} (default {o.default_budget})" for o in OPTIMIZERS.values()))
+    optimize.add_argument("--tune-settings", type=int, metavar="N",
+                          help="after the prompt compile, N optuna trials over the program's settings (budgets, "
+                               "thresholds: optimize/tune.py SEARCH_SPACE) on the train split; the best is saved "
+                               "with the program (trial 0 is the settings as they are)")
     optimize.add_argument("--out", help="where to save the compiled program, a .json state file "
                                         "(default: results/deltaseek-OPTIMIZER-DATASET-TIME.json)")
     add_agent_options(optimize)  # --program here is the program to start from
@@ -395,11 +403,15 @@ def baseline_program(args):
 
 
 def cmd_optimize(args) -> int:
-    spec = OPTIMIZERS[args.optimizer]
-    if missing := spec.missing():
+    positive("--tune-settings", args.tune_settings)
+    spec = OPTIMIZERS.get(args.optimizer)  # None: --optimizer none, the prompts are kept
+    if spec is None and not args.tune_settings:
+        raise UsageError(f"--optimizer {KEEP_PROMPTS} compiles no prompts: pass --tune-settings N to tune the "
+                         "settings alone")
+    if spec is not None and (missing := spec.missing()):
         raise UsageError(f"--optimizer {spec.name} needs {', '.join(missing)}, which is not installed "
                          f"(pip install {' '.join(missing)})")
-    budget = spec.default_budget if args.budget is None else args.budget
+    budget = None if spec is None else spec.default_budget if args.budget is None else args.budget
     positive("--budget", budget)
     positive("--threads", args.threads)
     held_out = eval_splits(args.eval_split)
@@ -433,7 +445,8 @@ def cmd_optimize(args) -> int:
 
     with tracked(args, f"optimize {args.optimizer} {Path(args.dataset).stem}") as tracker:
         tracker.log_params({"command": "optimize", "optimizer": args.optimizer, "budget": budget,
-                            "budget_knob": spec.knob, "train_examples": len(parts["train"]),
+                            "budget_knob": spec.knob if spec else "none", "train_examples": len(parts["train"]),
+                            "tune_settings": args.tune_settings or 0,
                             "eval_splits": ",".join(held_out), "out": str(out),
                             "reflection_lm": getattr(reflection_lm or lm, "model", ""),
                             **run_params(args, lm, student, source)})
@@ -451,12 +464,15 @@ def cmd_optimize(args) -> int:
             load_state_into(compiled, out)
             print(f"resumed: the compiled program saved at {out} is reused, not compiled again")
         else:
-            compiled = compile_program(args.optimizer, student, parts["train"], budget, args.threads, reflection_lm)
+            compiled = compile_program(args.optimizer, student, parts["train"], budget, args.threads,
+                                       reflection_lm) if spec else student.deepcopy()
             if chosen := calibration.recalibrate(compiled, parts["train"]):  # saved with the program
                 print(f"reader_min_confidence = {chosen.threshold:.2f}, calibrated on the train split "
                       f"(abstention on unanswerable {chosen.abstention_on_unanswerable:.0%}, false abstention "
                       f"{chosen.false_abstention:.0%})")
                 tracker.log_metrics({"reader_min_confidence": chosen.threshold})
+            if args.tune_settings:
+                tune_on_train(args, compiled, parts["train"], results / f"{stem}-tune", tracker)
             save_program(compiled, out)
             print(f"compiled in {time.perf_counter() - started:.0f} s; saved {out}")
         compile_seconds = time.perf_counter() - started
@@ -476,6 +492,18 @@ def cmd_optimize(args) -> int:
         tracker.log_artifact(out, "program")
         log_compiled_model(tracker, compiled, parts[held_out[0]][0].question, args.register)
     return 0
+
+
+def tune_on_train(args, compiled: DeltaSeek, train: list[dspy.Example], stem: Path, tracker: Tracker) -> None:
+    """`--tune-settings N`: N optuna trials over the compiled program's settings on the train split;
+    the chosen settings are kept, and saved, with the program."""
+    tuning = tune_settings(compiled.with_settings, compiled.settings, train, combined_metric, args.tune_settings,
+                           stem.parent, stem=stem.name, threads=args.threads, tracker=tracker, resume=args.resume)
+    compiled.keep_settings(tuning.chosen)
+    print(format_trials(tuning))
+    print(f"settings tuned on the train split ({args.tune_settings} trials, {tuning.metric} "
+          f"{tuning.baseline[tuning.metric]:.3f} -> {tuning.best[tuning.metric]:.3f}): "
+          + ", ".join(f"{name}={value}" for name, value in tuning.chosen.items()))
 
 
 def log_compiled_model(tracker: Tracker, compiled: DeltaSeek, question: str, register: str | None) -> None:
