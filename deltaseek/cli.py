@@ -24,6 +24,7 @@ from deltaseek.optimize import calibrate as calibration
 from deltaseek.optimize.compare import compare, format_table
 from deltaseek.optimize.scenario_lms import SCENARIOS, scenario_lm
 from deltaseek.optimize.compile import KEEP_PROMPTS, OPTIMIZERS, compile_program
+from deltaseek.optimize.paired import format_paired, paired_table
 from deltaseek.optimize.evaluate import (SPLIT_CHOICES, EvalReport, LMUnusable, corpora_for, evaluate_program,
                                          format_comparison, format_report, load_dataset, refuse_overwrite, select,
                                          table_columns)
@@ -39,6 +40,8 @@ from deltaseek.programs.lm import OUTPUT_FORMATS, configure_lm, is_fatal_lm_erro
 from deltaseek.programs.tools import build_tools, load_passages, parse_target
 
 RESULTS_DIR = "results"
+DEFAULT_PROGRAM = "default"
+"""`evaluate --compare default B.json`: DeltaSeek's own prompts (the uncompiled program)."""
 
 
 def add_lm_options(parser: argparse.ArgumentParser) -> None:
@@ -90,17 +93,19 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def build_program(args) -> DeltaSeek:
-    """The agent for these options: tools, settings, and a compiled program when there is one."""
+def build_program(args, source: str | None = None, tools: list | None = None) -> DeltaSeek:
+    """The agent for these options: tools (unless given), settings, and a compiled program when
+    there is one (`source`, else --program)."""
     overrides = {k: v for k, v in {"soft_budget": args.soft_budget, "hard_budget": args.hard_budget,
                                    "max_searches": args.max_searches, "profile": args.profile}.items() if v is not None}
     try:
         settings = AgentSettings(**overrides)
     except ValidationError as exc:
         raise UsageError(f"bad budget option: {exc.errors()[0]['loc'][0]} {exc.errors()[0]['msg']}") from None
-    tools = build_tools(args.tools or "local", lambda: CorpusIndex.open(args.corpus), use_cache=not args.no_cache)
+    if tools is None:
+        tools = build_tools(args.tools or "local", lambda: CorpusIndex.open(args.corpus), use_cache=not args.no_cache)
     program = DeltaSeek(tools=tools, settings=settings)
-    load_state_into(program, args.program)
+    load_state_into(program, args.program if source is None else source)
     if overrides:  # an option given here wins over the settings saved with the program
         program.settings = program.settings.model_copy(update=overrides)
     return program
@@ -211,6 +216,11 @@ def register_optimize_commands(subparsers) -> None:
                                         "an existing file is never overwritten: it is refused unless --resume")
     evaluate.add_argument("--resume", action="store_true",
                           help="continue the --out file: run only the examples it holds no finished row for")
+    evaluate.add_argument("--compare", nargs=2, metavar=("A", "B"),
+                          help="run two programs on the same examples (each a compiled JSON file, a models:/ URI, "
+                               f"or {DEFAULT_PROGRAM}: DeltaSeek's own prompts) and print each metric for both, "
+                               "B - A and its paired bootstrap 95%% interval; --out OUT.jsonl then names "
+                               "OUT-A.jsonl, OUT-B.jsonl and OUT-comparison.md/.json")
     add_tracking_options(evaluate)
     evaluate.add_argument("--debug", action="store_true", default=argparse.SUPPRESS)
     evaluate.set_defaults(handler=cmd_evaluate)
@@ -341,6 +351,8 @@ def split_examples(args, dataset: str, default: str) -> list[dspy.Example]:
 def cmd_evaluate(args) -> int:
     positive("--limit", args.limit)
     positive("--threads", args.threads)
+    if args.compare:
+        return compare_programs(args)
     examples = split_examples(args, args.dataset, "dev")
     lm = prepare_agent(args, examples)
     program = build_program(args)
@@ -357,6 +369,53 @@ def cmd_evaluate(args) -> int:
         print(f"per-example results: {report.path}")
         tracker.log_metrics({**report.means, **report.costs, "crashed": report.crashed})
         log_report(tracker, report, args.split)
+    return 0
+
+
+def compare_programs(args) -> int:
+    """`evaluate --compare A B`: both programs on the same examples, each an MLflow run tagged with
+    the comparison's name; the paired table is printed, saved beside the results and logged in B's run."""
+    if args.program:
+        raise UsageError("--compare names both programs; leave out --program")
+    if args.resume and not args.out:
+        raise UsageError("--resume continues the comparison that wrote --out: name its file with --out")
+    examples = split_examples(args, args.dataset, "dev")
+    lm = prepare_agent(args, examples)
+    sources = [UNCOMPILED if name == DEFAULT_PROGRAM else name for name in args.compare]
+    first = build_program(args, sources[0])  # both files are checked before anything runs
+    programs = [first, build_program(args, sources[1], tools=list(first.tools.values()))]
+    dataset = Path(args.dataset).stem
+    base = Path(args.out).with_suffix("") if args.out else \
+        Path(RESULTS_DIR) / f"compare-{dataset}-{args.split}-{timestamp()}"
+    outs = [base.with_name(f"{base.name}-{side}.jsonl") for side in "AB"]
+    for out in outs:
+        refuse_overwrite(out, args.resume, name=str(out))  # before an MLflow run is opened
+    reports = []
+    for side, name, source, program, out in zip("AB", args.compare, sources, programs, outs):
+        with tracked(args, f"compare {side} {dataset} {args.split}") as tracker:
+            tracker.set_tags({"comparison": base.name, "comparison_side": side})
+            tracker.log_params({"command": "evaluate --compare", "side": side, "split": args.split,
+                                "examples": len(examples), "resume": args.resume,
+                                **run_params(args, lm, program, "uncompiled" if source == UNCOMPILED else source)})
+            report = evaluate_program(program, examples, out, threads=args.threads, resume=args.resume,
+                                      label=f"{side}: {name}")
+            reports.append(report)
+            print(format_report(report))
+            tracker.log_metrics({**report.means, **report.costs, "crashed": report.crashed})
+            log_report(tracker, report, args.split)
+            if side == "B":
+                table = paired_table(reports[0].rows, report.rows)
+                text = format_paired(table, *args.compare)
+                print(text)
+                print(f"per-example results: {outs[0]}, {outs[1]}")
+                saved = base.with_name(f"{base.name}-comparison.md")
+                saved.write_text(text + "\n", encoding="utf-8")
+                write_json_atomically(saved.with_suffix(".json"), {"a": args.compare[0], "b": args.compare[1],
+                                                                   "split": args.split, "metrics": table})
+                tracker.log_artifact(saved, "comparison")
+                tracker.log_artifact(saved.with_suffix(".json"), "comparison")
+                tracker.log_metrics({f"{key}_{row['metric']}": row[key] for row in table
+                                     for key in ("difference", "low", "high") if row[key] is not None})
     return 0
 
 
