@@ -9,20 +9,11 @@ import deltaseek
 import deltaseek.programs.agent.deltaseek as agent_module
 from deltaseek import AgentSettings, DeltaSeek, ProgramFileError, save_program
 from deltaseek.cli import build_parser, build_program
-from deltaseek.programs.index import CorpusIndex, Passage
-from deltaseek.programs.tools import LocalCorpusSearch
 from tests.scripted import ScriptedEngine, classify, scripted_lm, step, synth
+from tests.test_calibrate import tools  # noqa: F401 (the fixture: two passages)
 
 TUNED = {"reader_min_confidence": 0.3, "hard_budget": 5, "soft_budget": 3, "exhaustion_window": 2,
          "budgets_from_task_kind": False}
-
-
-@pytest.fixture(scope="module")
-def tools():
-    return [LocalCorpusSearch(CorpusIndex.build([
-        Passage("vey", "Vey bridge", "The iron bridge over the Vey at Tarbury was built in 1911 by Ada Lind."),
-        Passage("moss", "Moss tower", "The Moss tower was designed by Olaf Sund and finished in 1934."),
-    ]))]
 
 
 def tuned_program(tools):

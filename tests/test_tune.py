@@ -13,8 +13,7 @@ from deltaseek.optimize.scenario_lms import scenario_lm
 from deltaseek.optimize.tracking import Tracker
 from deltaseek.optimize.tune import SEARCH_SPACE, format_trials, tune_settings
 from deltaseek.programs.agent.settings import SAVED_SETTINGS
-from deltaseek.programs.index import CorpusIndex, Passage
-from deltaseek.programs.tools import LocalCorpusSearch
+from tests.test_calibrate import tools  # noqa: F401 (the fixture: two passages)
 from tests.test_optimize import dataset, offline_tracking, read_jsonl, run_cli, scripted_cli  # noqa: F401 (fixtures)
 
 
@@ -27,17 +26,9 @@ EXAMPLES = [labeled("Who built the iron bridge over the Vey?", "Ada Lind", numbe
             labeled("Who designed the Moss tower?", "Olaf Sund", number=2),
             labeled("Who built the wooden tunnel under the Vey?", "", "unlikely", number=3),
             labeled("Who painted the Moss tower?", "", "unlikely", number=4)]
-"""Two questions the passages answer, two they do not: the reader's best span for the unanswerable
+"""Two questions the passages of the `tools` fixture answer, two they do not: the reader's best span for the unanswerable
 ones has support 0.6 and 0.75, for the answerable ones 1.0, so a threshold of 0 answers every
 question (two made-up answers) and 0.8 abstains on exactly the two unanswerable ones."""
-
-
-@pytest.fixture(scope="module")
-def tools():
-    return [LocalCorpusSearch(CorpusIndex.build([
-        Passage("vey", "Vey bridge", "The iron bridge over the Vey at Tarbury was built in 1911 by Ada Lind."),
-        Passage("moss", "Moss tower", "The Moss tower was designed by Olaf Sund and finished in 1934."),
-    ]))]
 
 
 def factory(tools):
