@@ -51,7 +51,8 @@ def test_tuning_chooses_the_settings_that_score_better(tools, tmp_path):
     assert "reader_min_confidence" in table and "**chosen**" in table and "(as given)" in table
 
 
-def test_each_trial_is_a_nested_run_and_the_choice_is_on_the_parent(tools, tmp_path):
+def test_each_trial_is_a_nested_run_and_the_choice_is_on_the_parent(tools, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)  # the store's artifacts go to ./mlruns
     uri = f"sqlite:///{tmp_path}/mlflow.db"
     with Tracker(uri, run_name="tune", traces=False, experiment="tune-test") as tracker:
         tuning = tune_settings(factory(tools), AgentSettings(profile="small"), EXAMPLES[:2], combined_metric,
