@@ -5,10 +5,11 @@
 
     configure_lm()                      # the embedded SmolLM2; or configure_lm("openai/gpt-4o-mini")
     program = DeltaSeek()               # tools: the bundled corpus; or tools=build_tools("web,wikipedia")
+                                        # shipped_program(): the compiled one, when this version ships it
     print(program(question="Where was the creator of Ruby born?").answer)
 """
 
-from deltaseek.bundled import SEED_QUESTIONS, bundled_corpora, corpus_path, labeled_set, shipped_program
+from deltaseek.bundled import SEED_QUESTIONS, bundled_corpora, corpus_path, labeled_set
 from deltaseek.errors import (
     CorpusError,
     DatasetError,
@@ -22,7 +23,8 @@ from deltaseek.metrics import answerability_accuracy, combined_metric, exact_mat
 from deltaseek.optimize.compile import OPTIMIZERS, compile_program
 from deltaseek.optimize.evaluate import evaluate_program
 from deltaseek.optimize.labeled_data import load_labeled, split
-from deltaseek.programs.agent import AgentSettings, DeltaSeek, Scratchpad, log_program, run_question, save_program
+from deltaseek.programs.agent import (AgentSettings, DeltaSeek, Scratchpad, log_program, run_question, save_program,
+                                      shipped_program)
 from deltaseek.programs.index import CorpusIndex
 from deltaseek.programs.lm import configure_lm, make_lm
 from deltaseek.programs.tools import SearchTool, ToolResult, ToolStatus, build_tools

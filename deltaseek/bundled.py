@@ -59,6 +59,7 @@ def labeled_set(name: str) -> Path:
     return datasets_dir() / f"{name}.jsonl"
 
 
-def shipped_program() -> Path:
-    """The program compiled for the embedded model, loaded by default when that model runs."""
-    return _real_path(files("deltaseek.programs").joinpath("compiled", "deltaseek_embedded.json"))
+def shipped_program_path() -> Path:
+    """Where the program compiled for the embedded model is shipped (`deltaseek.shipped_program()`
+    loads it; it is also the default whenever that model runs). The file may be absent."""
+    return _real_path(files("deltaseek.programs").joinpath("compiled", "shipped.json"))

@@ -18,17 +18,20 @@ from pydantic import ValidationError
 
 from deltaseek.errors import CorpusError, DeltaSeekError, UsageError
 from deltaseek.bundled import labeled_set
+from deltaseek.metrics import combined_metric
 from deltaseek.optimize import benchmark
 from deltaseek.optimize import calibrate as calibration
 from deltaseek.optimize.compare import compare, format_table
 from deltaseek.optimize.scenario_lms import SCENARIOS, scenario_lm
-from deltaseek.optimize.compile import OPTIMIZERS, compile_program
+from deltaseek.optimize.compile import KEEP_PROMPTS, OPTIMIZERS, compile_program
+from deltaseek.optimize.paired import format_paired, paired_table
 from deltaseek.optimize.evaluate import (SPLIT_CHOICES, EvalReport, LMUnusable, corpora_for, evaluate_program,
                                          format_comparison, format_report, load_dataset, refuse_overwrite, select,
                                          table_columns)
 from deltaseek.optimize.stopping import stop_on_signals
 from deltaseek.optimize.labeled_data import SPLITS, split
 from deltaseek.optimize.tracking import Tracker, warn
+from deltaseek.optimize.tune import format_trials, tune_settings
 from deltaseek.programs.agent import AgentSettings, DeltaSeek, run_question, save_program
 from deltaseek.programs.agent.deltaseek import check_question
 from deltaseek.programs.agent.program_file import UNCOMPILED, default_program_path, load_state_into
@@ -37,6 +40,8 @@ from deltaseek.programs.lm import OUTPUT_FORMATS, configure_lm, is_fatal_lm_erro
 from deltaseek.programs.tools import build_tools, load_passages, parse_target
 
 RESULTS_DIR = "results"
+DEFAULT_PROGRAM = "default"
+"""`evaluate --compare default B.json`: DeltaSeek's own prompts (the uncompiled program)."""
 
 
 def add_lm_options(parser: argparse.ArgumentParser) -> None:
@@ -91,17 +96,21 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def build_program(args) -> DeltaSeek:
-    """The agent for these options: tools, settings, and a compiled program when there is one."""
+def build_program(args, source: str | None = None, tools: list | None = None) -> DeltaSeek:
+    """The agent for these options: tools (unless given), settings, and a compiled program when
+    there is one (`source`, else --program)."""
     overrides = {k: v for k, v in {"soft_budget": args.soft_budget, "hard_budget": args.hard_budget,
                                    "max_searches": args.max_searches, "profile": args.profile}.items() if v is not None}
     try:
         settings = AgentSettings(**overrides)
     except ValidationError as exc:
         raise UsageError(f"bad budget option: {exc.errors()[0]['loc'][0]} {exc.errors()[0]['msg']}") from None
-    tools = build_tools(args.tools or "local", lambda: CorpusIndex.open(args.corpus), use_cache=not args.no_cache)
+    if tools is None:
+        tools = build_tools(args.tools or "local", lambda: CorpusIndex.open(args.corpus), use_cache=not args.no_cache)
     program = DeltaSeek(tools=tools, settings=settings)
-    load_state_into(program, args.program)
+    load_state_into(program, args.program if source is None else source)
+    if overrides:  # an option given here wins over the settings saved with the program
+        program.settings = program.settings.model_copy(update=overrides)
     return program
 
 
@@ -237,15 +246,26 @@ def register_optimize_commands(subparsers) -> None:
                                         "an existing file is never overwritten: it is refused unless --resume")
     evaluate.add_argument("--resume", action="store_true",
                           help="continue the --out file: run only the examples it holds no finished row for")
+    evaluate.add_argument("--compare", nargs=2, metavar=("A", "B"),
+                          help="run two programs on the same examples (each a compiled JSON file, a models:/ URI, "
+                               f"or {DEFAULT_PROGRAM}: DeltaSeek's own prompts) and print each metric for both, "
+                               "B - A and its paired bootstrap 95%% interval; --out OUT.jsonl then names "
+                               "OUT-A.jsonl, OUT-B.jsonl and OUT-comparison.md/.json")
     add_tracking_options(evaluate)
     evaluate.add_argument("--debug", action="store_true", default=argparse.SUPPRESS)
     evaluate.set_defaults(handler=cmd_evaluate)
 
     optimize = subparsers.add_parser("optimize", help="compile DeltaSeek's prompts on a labeled dataset")
     optimize.add_argument("--dataset", required=True, help="labeled questions; compiled on its train split")
-    optimize.add_argument("--optimizer", required=True, choices=list(OPTIMIZERS))
+    optimize.add_argument("--optimizer", required=True, choices=[*OPTIMIZERS, KEEP_PROMPTS],
+                          help=f"the DSPy optimizer that compiles the prompts; {KEEP_PROMPTS}: the prompts are kept "
+                               "(with --tune-settings, the settings alone are compiled)")
     optimize.add_argument("--budget", type=int, help="the optimizer's own knob: " + "; ".join(
         f"{o.name}: {o.knob} (default {o.default_budget})" for o in OPTIMIZERS.values()))
+    optimize.add_argument("--tune-settings", type=int, metavar="N",
+                          help="after the prompt compile, N optuna trials over the program's settings (budgets, "
+                               "thresholds: optimize/tune.py SEARCH_SPACE) on the train split; the best is saved "
+                               "with the program (trial 0 is the settings as they are)")
     optimize.add_argument("--out", help="where to save the compiled program, a .json state file "
                                         "(default: results/deltaseek-OPTIMIZER-DATASET-TIME.json)")
     add_agent_options(optimize)  # --program here is the program to start from
@@ -363,6 +383,8 @@ def split_examples(args, dataset: str, default: str) -> list[dspy.Example]:
 def cmd_evaluate(args) -> int:
     positive("--limit", args.limit)
     positive("--threads", args.threads)
+    if args.compare:
+        return compare_programs(args)
     examples = split_examples(args, args.dataset, "dev")
     lm = prepare_agent(args, examples)
     program = build_program(args)
@@ -379,6 +401,53 @@ def cmd_evaluate(args) -> int:
         print(f"per-example results: {report.path}")
         tracker.log_metrics({**report.means, **report.costs, "crashed": report.crashed})
         log_report(tracker, report, args.split)
+    return 0
+
+
+def compare_programs(args) -> int:
+    """`evaluate --compare A B`: both programs on the same examples, each an MLflow run tagged with
+    the comparison's name; the paired table is printed, saved beside the results and logged in B's run."""
+    if args.program:
+        raise UsageError("--compare names both programs; leave out --program")
+    if args.resume and not args.out:
+        raise UsageError("--resume continues the comparison that wrote --out: name its file with --out")
+    examples = split_examples(args, args.dataset, "dev")
+    lm = prepare_agent(args, examples)
+    sources = [UNCOMPILED if name == DEFAULT_PROGRAM else name for name in args.compare]
+    first = build_program(args, sources[0])  # both files are checked before anything runs
+    programs = [first, build_program(args, sources[1], tools=list(first.tools.values()))]
+    dataset = Path(args.dataset).stem
+    base = Path(args.out).with_suffix("") if args.out else \
+        Path(RESULTS_DIR) / f"compare-{dataset}-{args.split}-{timestamp()}"
+    outs = [base.with_name(f"{base.name}-{side}.jsonl") for side in "AB"]
+    for out in outs:
+        refuse_overwrite(out, args.resume, name=str(out))  # before an MLflow run is opened
+    reports = []
+    for side, name, source, program, out in zip("AB", args.compare, sources, programs, outs):
+        with tracked(args, f"compare {side} {dataset} {args.split}") as tracker:
+            tracker.set_tags({"comparison": base.name, "comparison_side": side})
+            tracker.log_params({"command": "evaluate --compare", "side": side, "split": args.split,
+                                "examples": len(examples), "resume": args.resume,
+                                **run_params(args, lm, program, "uncompiled" if source == UNCOMPILED else source)})
+            report = evaluate_program(program, examples, out, threads=args.threads, resume=args.resume,
+                                      label=f"{side}: {name}")
+            reports.append(report)
+            print(format_report(report))
+            tracker.log_metrics({**report.means, **report.costs, "crashed": report.crashed})
+            log_report(tracker, report, args.split)
+            if side == "B":
+                table = paired_table(reports[0].rows, report.rows)
+                text = format_paired(table, *args.compare)
+                print(text)
+                print(f"per-example results: {outs[0]}, {outs[1]}")
+                saved = base.with_name(f"{base.name}-comparison.md")
+                saved.write_text(text + "\n", encoding="utf-8")
+                write_json_atomically(saved.with_suffix(".json"), {"a": args.compare[0], "b": args.compare[1],
+                                                                   "split": args.split, "metrics": table})
+                tracker.log_artifact(saved, "comparison")
+                tracker.log_artifact(saved.with_suffix(".json"), "comparison")
+                tracker.log_metrics({f"{key}_{row['metric']}": row[key] for row in table
+                                     for key in ("difference", "low", "high") if row[key] is not None})
     return 0
 
 
@@ -425,11 +494,15 @@ def baseline_program(args):
 
 
 def cmd_optimize(args) -> int:
-    spec = OPTIMIZERS[args.optimizer]
-    if missing := spec.missing():
+    positive("--tune-settings", args.tune_settings)
+    spec = OPTIMIZERS.get(args.optimizer)  # None: --optimizer none, the prompts are kept
+    if spec is None and not args.tune_settings:
+        raise UsageError(f"--optimizer {KEEP_PROMPTS} compiles no prompts: pass --tune-settings N to tune the "
+                         "settings alone")
+    if spec is not None and (missing := spec.missing()):
         raise UsageError(f"--optimizer {spec.name} needs {', '.join(missing)}, which is not installed "
                          f"(pip install {' '.join(missing)})")
-    budget = spec.default_budget if args.budget is None else args.budget
+    budget = None if spec is None else spec.default_budget if args.budget is None else args.budget
     positive("--budget", budget)
     positive("--threads", args.threads)
     held_out = eval_splits(args.eval_split)
@@ -463,7 +536,8 @@ def cmd_optimize(args) -> int:
 
     with tracked(args, f"optimize {args.optimizer} {Path(args.dataset).stem}") as tracker:
         tracker.log_params({"command": "optimize", "optimizer": args.optimizer, "budget": budget,
-                            "budget_knob": spec.knob, "train_examples": len(parts["train"]),
+                            "budget_knob": spec.knob if spec else "none", "train_examples": len(parts["train"]),
+                            "tune_settings": args.tune_settings or 0,
                             "eval_splits": ",".join(held_out), "out": str(out),
                             "reflection_lm": getattr(reflection_lm or lm, "model", ""),
                             **run_params(args, lm, student, source)})
@@ -481,12 +555,15 @@ def cmd_optimize(args) -> int:
             load_state_into(compiled, out)
             print(f"resumed: the compiled program saved at {out} is reused, not compiled again")
         else:
-            compiled = compile_program(args.optimizer, student, parts["train"], budget, args.threads, reflection_lm)
+            compiled = compile_program(args.optimizer, student, parts["train"], budget, args.threads,
+                                       reflection_lm) if spec else student.deepcopy()
             if chosen := calibration.recalibrate(compiled, parts["train"]):  # saved with the program
                 print(f"reader_min_confidence = {chosen.threshold:.2f}, calibrated on the train split "
                       f"(abstention on unanswerable {chosen.abstention_on_unanswerable:.0%}, false abstention "
                       f"{chosen.false_abstention:.0%})")
                 tracker.log_metrics({"reader_min_confidence": chosen.threshold})
+            if args.tune_settings:
+                tune_on_train(args, compiled, parts["train"], results / f"{stem}-tune", tracker)
             save_program(compiled, out)
             print(f"compiled in {time.perf_counter() - started:.0f} s; saved {out}")
         compile_seconds = time.perf_counter() - started
@@ -506,6 +583,18 @@ def cmd_optimize(args) -> int:
         tracker.log_artifact(out, "program")
         log_compiled_model(tracker, compiled, parts[held_out[0]][0].question, args.register)
     return 0
+
+
+def tune_on_train(args, compiled: DeltaSeek, train: list[dspy.Example], stem: Path, tracker: Tracker) -> None:
+    """`--tune-settings N`: N optuna trials over the compiled program's settings on the train split;
+    the chosen settings are kept, and saved, with the program."""
+    tuning = tune_settings(compiled.with_settings, compiled.settings, train, combined_metric, args.tune_settings,
+                           stem.parent, stem=stem.name, threads=args.threads, tracker=tracker, resume=args.resume)
+    compiled.keep_settings(tuning.chosen)
+    print(format_trials(tuning))
+    print(f"settings tuned on the train split ({args.tune_settings} trials, {tuning.metric} "
+          f"{tuning.baseline[tuning.metric]:.3f} -> {tuning.best[tuning.metric]:.3f}): "
+          + ", ".join(f"{name}={value}" for name, value in tuning.chosen.items()))
 
 
 def log_compiled_model(tracker: Tracker, compiled: DeltaSeek, question: str, register: str | None) -> None:

@@ -206,7 +206,11 @@ def build_programs(tools: list[SearchTool], budget: int, log: list, compiled_pat
     settings = AgentSettings(hard_budget=budget, soft_budget=min(4, budget), profile=profile)
     programs: dict[str, dspy.Module] = {"deltaseek": DeltaSeek(tools=logged, settings=settings)}
     if compiled_path:
-        programs["deltaseek (compiled)"] = DeltaSeek.from_compiled(compiled_path, tools=logged, settings=settings)
+        compiled = DeltaSeek.from_compiled(compiled_path, tools=logged, settings=settings)
+        # every program gets the same step budget, whatever budgets were saved with this one
+        budgets = {name: getattr(settings, name) for name in ("soft_budget", "hard_budget")}
+        compiled.settings = compiled.settings.model_copy(update=budgets)
+        programs["deltaseek (compiled)"] = compiled
     functions = [as_function(tool) for tool in logged]
     programs["dspy.ReAct"] = dspy.ReAct("question -> answer", tools=functions, max_iters=budget)
     programs["dspy.ReActV2"] = dspy.ReActV2("question -> answer", tools=functions, max_iters=budget)

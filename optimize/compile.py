@@ -8,6 +8,9 @@
 | mipro         | MIPROv2 (auto=None)                 | num_trials (= num_candidates)                |
 | gepa          | GEPA                                | max_metric_calls                             |
 
+`deltaseek optimize --optimizer none` (KEEP_PROMPTS) compiles no prompts: with `--tune-settings N`
+only the program's settings are tuned (`tune.py`), the ablation beside prompts alone and both.
+
 All optimize `metrics.combined_metric`; GEPA optimizes `metrics.gepa_feedback_metric` (the same
 score plus feedback in words) and reflects with the task LM unless given another.
 
@@ -32,6 +35,8 @@ DEMOS = 2
 LABELED_DEMOS = 0
 """Raw labeled examples a bootstrapping optimizer may add as demos: none (see above)."""
 MIPRO_MINIBATCH = 35
+KEEP_PROMPTS = "none"
+"""The --optimizer that keeps the prompts as they are (no DSPy optimizer runs)."""
 
 
 @dataclass(frozen=True)

@@ -109,6 +109,18 @@ class Tracker:
     def log_metrics(self, metrics: dict[str, float]) -> None:
         self._call("log metrics", lambda mlflow: mlflow.log_metrics({k: float(v) for k, v in metrics.items()}))
 
+    def set_tags(self, tags: dict[str, Any]) -> None:
+        self._call("set tags", lambda mlflow: mlflow.set_tags(flatten(tags)))
+
+    def log_nested_run(self, run_name: str, params: dict[str, Any], metrics: dict[str, float]) -> None:
+        """A finished child run of this one (one trial of a search, say): its params and metrics."""
+        def log(mlflow):
+            with mlflow.start_run(run_name=run_name, nested=True):
+                mlflow.log_params(flatten(params))
+                mlflow.log_metrics({k: float(v) for k, v in metrics.items()})
+
+        self._call(f"log the nested run {run_name!r}", log)
+
     def log_artifact(self, path: str | os.PathLike, folder: str | None = None) -> None:
         self._call(f"log {Path(path).name}", lambda mlflow: mlflow.log_artifact(str(path), artifact_path=folder))
 

@@ -51,10 +51,10 @@ def test_recalibrating_on_labeled_questions_sets_the_program_s_threshold(tools):
 
 def test_a_compiled_program_carries_its_threshold_and_refuses_a_bad_one(tools, tmp_path):
     path = save_program(DeltaSeek(tools=tools, settings=AgentSettings(reader_min_confidence=0.42)), tmp_path / "p.json")
-    assert json.loads(path.read_text())["calibration"] == {"reader_min_confidence": 0.42}
+    assert json.loads(path.read_text())["settings"] == {"reader_min_confidence": 0.42}
     assert DeltaSeek.from_compiled(path, tools=tools).settings.reader_min_confidence == 0.42
     state = json.loads(path.read_text())
-    state["calibration"] = {"reader_min_confidence": 7}
+    state["settings"] = {"reader_min_confidence": 7}
     path.write_text(json.dumps(state))
     with pytest.raises(ProgramFileError, match="reader_min_confidence"):
         DeltaSeek.from_compiled(path, tools=tools)

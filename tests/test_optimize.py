@@ -195,7 +195,7 @@ def test_missing_and_pickle_program_files(tmp_path):
 
 def test_the_shipped_program_is_the_default_only_for_the_embedded_model(tmp_path, bundled_index, monkeypatch, use_lm):
     shipped = save_program(compiled_example(bundled_index), tmp_path / "shipped.json")
-    monkeypatch.setattr(compiled_programs, "shipped_program", lambda: shipped)
+    monkeypatch.setattr(compiled_programs, "shipped_program_path", lambda: shipped)
     embedded = dspy.LM("embedded/smollm2-135m-instruct", engine=LlamaCppEngine())  # the model loads lazily
 
     with use_lm(scripted_lm(oracle_engine())):
@@ -205,7 +205,7 @@ def test_the_shipped_program_is_the_default_only_for_the_embedded_model(tmp_path
         program = seed_program(bundled_index)
         assert load_state_into(program, None) == shipped and program.synthesize.demos
         assert load_state_into(seed_program(bundled_index), "none") is None  # --program none: own prompts
-        monkeypatch.setattr(compiled_programs, "shipped_program", lambda: tmp_path / "absent.json")
+        monkeypatch.setattr(compiled_programs, "shipped_program_path", lambda: tmp_path / "absent.json")
         assert load_state_into(seed_program(bundled_index), None) is None
 
 
@@ -213,7 +213,7 @@ def test_the_repository_ships_the_compiled_program_its_readme_promises(bundled_i
     """programs/compiled/README.md says whether a compiled program is shipped (none is now). One
     that is shipped loads, and its demos are complete traces: each holds every field of its
     predictor, the condition the README sets (labeled demos taught the model "Not supplied")."""
-    shipped = compiled_programs.shipped_program()
+    shipped = compiled_programs.shipped_program_path()
     says_none = "None is shipped now." in (shipped.parent / "README.md").read_text()
     assert shipped.is_file() != says_none, f"{shipped.parent}/README.md and the folder disagree"
     if says_none:

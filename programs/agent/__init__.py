@@ -1,6 +1,6 @@
 """The guarded agent: the DeltaSeek module, its scratchpad, its guardrails and its fallbacks."""
 
-from deltaseek.programs.agent.deltaseek import DeltaSeek
+from deltaseek.programs.agent.deltaseek import DeltaSeek, shipped_program
 from deltaseek.programs.agent.logged_model import log_program
 from deltaseek.programs.agent.program_file import load_program_file, save_program
 from deltaseek.programs.agent.run import run_question
@@ -18,4 +18,5 @@ __all__ = [
     "log_program",
     "run_question",
     "save_program",
+    "shipped_program",
 ]

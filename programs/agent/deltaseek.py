@@ -12,17 +12,18 @@ from pathlib import Path
 
 import dspy
 
-from deltaseek.errors import ToolConfigError, UsageError
+from deltaseek.errors import ProgramFileError, ToolConfigError, UsageError
 from deltaseek.programs.agent import guardrails as guard
 from deltaseek.programs.agent.answer import FinalAnswer, Proposal, model_answer, program_answer, state_caveats
 from deltaseek.programs.agent.checks import answer_failure, is_abstention
 from deltaseek.programs.agent.evidence import Reading, ambiguous_terms, read_evidence, unexplored_meaning
 from deltaseek.programs.agent.fallbacks import clean_items, heuristic_query, heuristic_task_kind
 from deltaseek.programs.agent.lm_faults import lm_fault_caveats, record_lm_fault
-from deltaseek.programs.agent.program_file import load_program_file
+from deltaseek.programs.agent.program_file import (LEGACY_SETTINGS_KEY, SETTINGS_KEY, load_program_file,
+                                                   shipped_program_path)
 from deltaseek.programs.agent.reader import facts_by_relevance
 from deltaseek.programs.agent.scratchpad import Fact, Scratchpad, StepRecord, ToolCall
-from deltaseek.programs.agent.settings import TASK_PROFILES, AgentSettings
+from deltaseek.programs.agent.settings import SAVED_SETTINGS, TASK_PROFILES, AgentSettings
 from deltaseek.programs.agent.text_calls import parse_text_tool_call
 from deltaseek.programs.lm import is_embedded, is_fatal_lm_error
 from deltaseek.programs.text import meaningful_tokens, named_entities
@@ -40,9 +41,9 @@ COMPACT_FACTS = 4
 """With compact prompts, the step sees this many facts (the most relevant to the question,
 `COMPACT_STEP_FACT_CHARS` each) and the synthesis as many (`COMPACT_FACT_CHARS` each)."""
 COMPACT_STEP_FACT_CHARS = 120
-CALIBRATION_KEY = "calibration"
-"""Where a saved program keeps its calibrated settings, beside DSPy's predictor states."""
 CALIBRATED_SETTINGS = ("reader_min_confidence",)
+"""Saved with every program: calibrated on labeled data (`deltaseek calibrate`). A program saves
+the settings tuned on labeled data too (`keep_settings`); see SAVED_SETTINGS."""
 CAPABLE_REFINEMENTS = 1
 """A capable model's early answer is turned into this many refined searches at most, when no fact
 holds an answer of the kind asked for yet; after that the model decides when it has enough."""
@@ -78,6 +79,8 @@ class DeltaSeek(dspy.Module):
             raise ToolConfigError("DeltaSeek needs at least one tool")
         self.tools = {tool.name: tool for tool in tools}
         self.settings = settings or AgentSettings()
+        self.saved_settings: tuple[str, ...] = CALIBRATED_SETTINGS
+        """The settings saved with this program's state (measured on labeled data with its prompts)."""
         self.step_delta = dspy.Predict(step_delta_for_tools(list(self.tools)))
         self.diversify = dspy.Predict(DiversifyQuery)
         self.judge = dspy.Predict(JudgeAnswerability)
@@ -90,27 +93,46 @@ class DeltaSeek(dspy.Module):
                       settings: AgentSettings | None = None) -> "DeltaSeek":
         """A program with the prompts (instructions and demos) of a compiled JSON state file or of
         an MLflow model URI (`models:/NAME/VERSION`), checked against this program's predictors
-        before it is loaded."""
+        before it is loaded. The settings saved with it (calibrated or tuned) replace those of
+        `settings`: they were measured with its prompts."""
         program = cls(tools=tools, settings=settings)
         load_program_file(program, path)
         return program
 
     def dump_state(self, json_mode=True):
-        """DSPy's state of the predictors, and the settings calibrated on labeled data (the reader's
-        threshold), so a compiled program carries both."""
+        """DSPy's state of the predictors, and the settings measured on labeled data (the reader's
+        threshold, and any `keep_settings` was given), so a compiled program carries both."""
         state = super().dump_state(json_mode=json_mode)
-        state[CALIBRATION_KEY] = {name: getattr(self.settings, name) for name in CALIBRATED_SETTINGS}
+        state[SETTINGS_KEY] = {name: getattr(self.settings, name) for name in self.saved_settings}
         return state
 
     def load_state(self, state, **kwargs):
+        """DSPy's own load, then the saved settings: under "settings", or the reader's threshold alone
+        under "calibration" in a file saved before issue 22."""
         state = dict(state)
-        calibrated = state.pop(CALIBRATION_KEY, None) or {}
+        saved = [state.pop(key, None) or {} for key in (LEGACY_SETTINGS_KEY, SETTINGS_KEY)]
+        if not all(isinstance(values, dict) for values in saved):
+            raise ValueError("the saved settings must be an object of setting names and values")
         super().load_state(state, **kwargs)
-        unknown = set(calibrated) - set(CALIBRATED_SETTINGS)
-        if unknown:
-            raise ValueError(f"unknown calibrated setting(s): {', '.join(sorted(unknown))}")
-        self.settings = AgentSettings.model_validate({**self.settings.model_dump(), **calibrated})
+        self.keep_settings({**saved[0], **saved[1]})
         return self
+
+    def keep_settings(self, values: dict) -> None:
+        """Run with these settings and save them with the program (they were measured on labeled data
+        with its prompts). ValueError names a setting a program does not carry or a value out of range."""
+        unknown = set(values) - set(SAVED_SETTINGS)
+        if unknown:
+            raise ValueError(f"setting(s) a compiled program does not carry: {', '.join(sorted(unknown))} "
+                             f"(it carries {', '.join(SAVED_SETTINGS)})")
+        self.settings = AgentSettings.model_validate({**self.settings.model_dump(), **values})
+        self.saved_settings = tuple(name for name in SAVED_SETTINGS if name in {*self.saved_settings, *values})
+
+    def with_settings(self, settings: AgentSettings) -> "DeltaSeek":
+        """Another program with this one's tools and prompts, run with `settings`."""
+        program = DeltaSeek(tools=list(self.tools.values()), settings=settings)
+        program.load_state(self.dump_state())
+        program.settings = settings
+        return program
 
     @property
     def tool_names(self) -> list[str]:
@@ -572,6 +594,17 @@ class DeltaSeek(dspy.Module):
         return Proposal(str(out.answer or "").strip(), clean_items(out.get("caveats")), clean_items(out.get("assumptions")),
                         [str(x).strip("[] ") for x in out.get("sources") or []], out.get("answerability"),
                         prediction=out)
+
+
+def shipped_program(tools: list[SearchTool] | None = None, settings: AgentSettings | None = None) -> DeltaSeek:
+    """The program shipped with the package (`programs/compiled/shipped.json`: prompts and settings
+    compiled for the embedded model), or ProgramFileError when this version ships none: a program
+    that silently fell back to DeltaSeek's own prompts would be measured as the shipped one."""
+    path = shipped_program_path()
+    if not path.is_file():
+        raise ProgramFileError(f"no compiled program is shipped with this version of deltaseek ({path} is absent); "
+                               "use DeltaSeek() for its own prompts, or DeltaSeek.from_compiled(path)")
+    return DeltaSeek.from_compiled(path, tools=tools, settings=settings)
 
 
 MAX_QUESTION_CHARS = 2000

@@ -1,9 +1,11 @@
 """Compiled DeltaSeek programs: JSON state files, checked before they are loaded, written atomically.
 
 A compiled program is the state of DeltaSeek's five predictors (instructions and demos) as
-`dspy.Module.save(path.json)` writes it, with the settings calibrated on labeled data (the reader's
-abstention threshold) under "calibration"; never a pickle. The tools and other settings are not
-part of it: they come from whoever loads it. An MLflow model URI (`models:/NAME/VERSION`,
+`dspy.Module.save(path.json)` writes it, with the settings measured on labeled data under
+"settings" (the reader's abstention threshold, calibrated; the budgets and thresholds `deltaseek
+optimize --tune-settings` chose); never a pickle. Files saved before issue 22 hold the threshold
+alone under "calibration", and load as they did. The tools and other settings are not part of
+it: they come from whoever loads it. An MLflow model URI (`models:/NAME/VERSION`,
 `runs:/...`) stands for a file: the state of the program logged there (see `logged_model.py`)
 is checked and loaded the same way.
 
@@ -20,11 +22,15 @@ from pathlib import Path
 
 import dspy
 
-from deltaseek.bundled import shipped_program
+from deltaseek.bundled import shipped_program_path
 from deltaseek.errors import ProgramFileError
 from deltaseek.programs.agent.logged_model import is_model_uri, load_logged_module
 from deltaseek.programs.lm import is_embedded
 
+SETTINGS_KEY = "settings"
+"""Where a saved program keeps its measured settings, beside DSPy's predictor states."""
+LEGACY_SETTINGS_KEY = "calibration"
+"""Where files saved before issue 22 keep the reader's threshold: read, never written."""
 UNCOMPILED = "none"
 """`--program none`: DeltaSeek's own prompts, even where a compiled program is the default."""
 
@@ -32,8 +38,8 @@ UNCOMPILED = "none"
 def default_program_path(lm: dspy.BaseLM | None = None) -> Path | None:
     """The shipped compiled program when the LM is the embedded model and the file exists, else None."""
     lm = lm if lm is not None else dspy.settings.lm
-    if lm is not None and is_embedded(lm) and shipped_program().is_file():
-        return shipped_program()
+    if lm is not None and is_embedded(lm) and shipped_program_path().is_file():
+        return shipped_program_path()
     return None
 
 
@@ -79,7 +85,7 @@ def check_state_fits(program: dspy.Module, state: dict, path: Path | str) -> Non
     """The saved predictors must be exactly the program's, each with the same number of signature
     fields, text instructions, and demos that are objects of that predictor's own fields."""
     expected = dict(program.named_predictors())
-    saved = {k: v for k, v in state.items() if k not in ("metadata", "calibration")}
+    saved = {k: v for k, v in state.items() if k not in ("metadata", SETTINGS_KEY, LEGACY_SETTINGS_KEY)}
     if set(saved) != set(expected):
         found = ", ".join(sorted(saved)) or "none"
         raise ProgramFileError(f"{path}: saved from another program: its predictors are {found}; "

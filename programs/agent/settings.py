@@ -17,6 +17,13 @@ READER_MIN_CONFIDENCE = 0.05
 """The reader's abstention threshold as calibrated on the read part of the bundled labeled sets
 (README: "The reader abstains when unsure")."""
 
+SAVED_SETTINGS = ("reader_min_confidence", "soft_budget", "hard_budget", "max_searches", "min_new_tokens",
+                  "exhaustion_window", "weak_results_before_judging", "relevance_drop", "max_lm_failures",
+                  "budgets_from_task_kind")
+"""The settings a compiled program may carry: measured on labeled data with its prompts (calibrated
+or tuned). The profile and the LM-helper switches are not among them: they follow the model, which
+is whoever runs the program's choice."""
+
 Profile = Literal["small", "capable"]
 """`small`: a model whose replies are rarely usable beyond a query (the embedded 135M); `capable`:
 a model whose answers are used as written unless a check names what is wrong with them."""

@@ -1,0 +1,147 @@
+"""Tune the program's own settings (budgets, thresholds) on labeled examples with optuna.
+
+The settings decide much of what the small embedded model gets to do (how many steps, when a
+search is exhausted, when the reader abstains), so they are compiled like the prompts: optuna's
+TPE sampler, seeded, proposes settings from `SEARCH_SPACE`; each candidate runs on the train
+examples through `evaluate.evaluate_program` (its per-example JSONL appended as each question
+ends) and scores the mean of the metric. Trial 0 is the program's settings as they are, so the
+chosen settings never score below them on the examples tuned on (a tie keeps them).
+
+    deltaseek optimize --dataset datasets/squad2.jsonl --optimizer none --tune-settings 20
+
+Each trial is a nested MLflow run of the optimize run (its settings as params, its mean scores
+as metrics); the chosen settings go on the parent run, and `DeltaSeek.keep_settings` saves them
+with the compiled program. Optuna's own INFO lines are turned off: the trials table says it all.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import statistics
+import warnings
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable
+
+import dspy
+import optuna
+from optuna.distributions import BaseDistribution, CategoricalDistribution, FloatDistribution, IntDistribution
+
+from deltaseek.optimize.evaluate import evaluate_program
+from deltaseek.optimize.tracking import Tracker
+from deltaseek.programs.agent.settings import SAVED_SETTINGS, AgentSettings
+
+SEARCH_SPACE: dict[str, BaseDistribution] = {
+    # the reader abstains below this support (calibrated alone by `deltaseek calibrate`)
+    "reader_min_confidence": FloatDistribution(0.0, 0.6, step=0.05),
+    # steps before synthesis is preferred, and the step at which the answer is forced
+    "soft_budget": IntDistribution(2, 6),
+    "hard_budget": IntDistribution(3, 10),
+    # searches in a row adding nothing new before the search ends
+    "exhaustion_window": IntDistribution(2, 5),
+    # the task kind's budgets (capped by the two above), or the two above as they are
+    "budgets_from_task_kind": CategoricalDistribution([True, False]),
+    # weak searches in a row before answerability is judged
+    "weak_results_before_judging": IntDistribution(1, 4),
+    # a top score below this share of the best so far is a drop in relevance
+    "relevance_drop": FloatDistribution(0.3, 0.8, step=0.1),
+    # meaningful tokens a query must add to be new
+    "min_new_tokens": IntDistribution(1, 5),
+}
+"""The settings searched, one line each: an AgentSettings field a compiled program carries
+(SAVED_SETTINGS) and the optuna distribution its values come from."""
+
+
+@dataclass
+class Tuning:
+    """The chosen settings and every trial: its settings, mean scores, objective and results file."""
+
+    chosen: dict[str, Any]
+    trials: list[dict]
+    metric: str
+
+    @property
+    def baseline(self) -> dict:
+        return self.trials[0]
+
+    @property
+    def best(self) -> dict:
+        return next(t for t in self.trials if t["chosen"])
+
+
+def results_name(stem: str, params: dict[str, Any]) -> str:
+    """A trial's results file, named by its settings: a resumed tuning reuses only the rows of the
+    very same settings, and a trial that repeats settings reuses the earlier one's rows."""
+    digest = hashlib.sha1(json.dumps(params, sort_keys=True).encode()).hexdigest()[:10]
+    return f"{stem}-{digest}.jsonl"
+
+
+def check_space(space: dict[str, BaseDistribution]) -> None:
+    unknown = set(space) - set(SAVED_SETTINGS)
+    if unknown:
+        raise ValueError(f"cannot tune {', '.join(sorted(unknown))}: a compiled program carries only "
+                         f"{', '.join(SAVED_SETTINGS)}")
+
+
+def tune_settings(make_program: Callable[[AgentSettings], dspy.Module], start: AgentSettings,
+                  examples: list[dspy.Example], metric: Callable, n_trials: int, results_dir: str | Path,
+                  stem: str = "tune", lm: dspy.BaseLM | None = None, threads: int = 1,
+                  tracker: Tracker | None = None, seed: int = 0, resume: bool = False,
+                  space: dict[str, BaseDistribution] = SEARCH_SPACE) -> Tuning:
+    """Search `space` for the settings whose program scores the highest mean `metric` on `examples`.
+
+    `make_program(settings)` builds the program a trial runs; `start` is trial 0 (the settings as
+    they are) and the base every candidate changes. The LM is `lm`, else the one configured now.
+    Each trial's rows go to `results_dir/STEM-DIGEST.jsonl` (continued with `resume`); a run that
+    is interrupted raises as `evaluate_program` does, after the trials finished were logged.
+    """
+    check_space(space)
+    if n_trials < 1:
+        raise ValueError(f"n_trials must be at least 1, got {n_trials}")
+    optuna.logging.set_verbosity(optuna.logging.WARNING)
+    study = optuna.create_study(direction="maximize", sampler=optuna.samplers.TPESampler(seed=seed))
+    study.enqueue_trial({name: getattr(start, name) for name in space})
+    metric_name = getattr(metric, "__name__", "metric")
+    trials: list[dict] = []
+    seen: dict[str, float] = {}
+    for number in range(n_trials):
+        with warnings.catch_warnings():  # trial 0, the settings as they are, may lie outside the space
+            warnings.filterwarnings("ignore", message="Fixed parameter")
+            trial = study.ask(space)
+        settings = AgentSettings.model_validate({**start.model_dump(), **trial.params})
+        path = Path(results_dir) / results_name(stem, trial.params)
+        with dspy.context(**({"lm": lm} if lm is not None else {})):
+            report = evaluate_program(make_program(settings), examples, path, threads=threads,
+                                      label=f"tune trial {number}", resume=resume or str(path) in seen)
+        value = statistics.fmean(metric(examples[row["index"]], row) for row in report.rows)
+        seen[str(path)] = value
+        study.tell(trial, value)
+        row = {"trial": number, **trial.params, **report.means, metric_name: value, **report.costs,
+               "results": str(path)}
+        trials.append(row)
+        if tracker is not None:
+            tracker.log_nested_run(f"trial {number}", {**trial.params, "results": str(path)},
+                                   {"objective": value, **report.means, **report.costs})
+    chosen = dict(study.best_trial.params)
+    for row in trials:
+        row["chosen"] = row["trial"] == study.best_trial.number
+    tuning = Tuning(chosen, trials, metric_name)
+    if tracker is not None:
+        tracker.log_params({"tuned": chosen, "tune_trials": n_trials, "tune_seed": seed})
+        tracker.log_metrics({f"tune_baseline_{metric_name}": tuning.baseline[metric_name],
+                             f"tune_chosen_{metric_name}": tuning.best[metric_name]})
+        tracker.log_table({name: [row.get(name) for row in trials] for name in trials[0]}, "tune/trials.json")
+    return tuning
+
+
+def format_trials(tuning: Tuning) -> str:
+    """The trials as a markdown table: the settings searched, the objective, LM calls and seconds."""
+    names = [name for name in tuning.trials[0] if name in SAVED_SETTINGS]
+    columns = ["trial", *names, tuning.metric, "lm_calls_mean", "seconds_median"]
+    lines = ["| " + " | ".join(columns) + " |", "|" + "---:|" * len(columns)]
+    for row in tuning.trials:
+        cells = [f"{row[c]:.3f}" if isinstance(row.get(c), float) else str(row.get(c, "-")) for c in columns]
+        cells[0] += " **chosen**" if row["chosen"] else " (as given)" if row["trial"] == 0 else ""
+        lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines)

@@ -1,0 +1,108 @@
+"""Issue 22: the program's settings tuned with optuna on labeled examples, each trial a nested MLflow
+run, and `deltaseek optimize --tune-settings N` (also with `--optimizer none`, the settings alone)."""
+
+import json
+
+import dspy
+import mlflow
+import pytest
+from optuna.distributions import CategoricalDistribution
+
+from deltaseek import AgentSettings, DeltaSeek, combined_metric
+from deltaseek.optimize.scenario_lms import scenario_lm
+from deltaseek.optimize.tracking import Tracker
+from deltaseek.optimize.tune import SEARCH_SPACE, format_trials, tune_settings
+from deltaseek.programs.agent.settings import SAVED_SETTINGS
+from tests.test_calibrate import tools  # noqa: F401 (the fixture: two passages)
+from tests.test_optimize import dataset, offline_tracking, read_jsonl, run_cli, scripted_cli  # noqa: F401 (fixtures)
+
+
+def labeled(question, answer, label="direct", number=0):
+    return dspy.Example(id=f"q{number}", question=question, answer=answer, aliases=[],
+                        answerability=label).with_inputs("question")
+
+
+EXAMPLES = [labeled("Who built the iron bridge over the Vey?", "Ada Lind", number=1),
+            labeled("Who designed the Moss tower?", "Olaf Sund", number=2),
+            labeled("Who built the wooden tunnel under the Vey?", "", "unlikely", number=3),
+            labeled("Who painted the Moss tower?", "", "unlikely", number=4)]
+"""Two questions the passages of the `tools` fixture answer, two they do not: the reader's best span for the unanswerable
+ones has support 0.6 and 0.75, for the answerable ones 1.0, so a threshold of 0 answers every
+question (two made-up answers) and 0.8 abstains on exactly the two unanswerable ones."""
+
+
+def factory(tools):
+    return lambda settings: DeltaSeek(tools=tools, settings=settings)
+
+
+def test_tuning_chooses_the_settings_that_score_better(tools, tmp_path):
+    start = AgentSettings(profile="small", reader_min_confidence=0.0)  # answers the unanswerable questions
+    space = {"reader_min_confidence": CategoricalDistribution([0.0, 0.8])}
+    tuning = tune_settings(factory(tools), start, EXAMPLES, combined_metric, n_trials=4, results_dir=tmp_path,
+                           lm=scenario_lm("echo", "search_corpus"), space=space)
+    assert tuning.baseline["reader_min_confidence"] == 0.0 and tuning.baseline["trial"] == 0
+    assert tuning.chosen == {"reader_min_confidence": 0.8}
+    assert tuning.best["combined_metric"] > tuning.baseline["combined_metric"] + 0.3  # two abstentions gained
+    assert (tuning.baseline["exact_match"], tuning.best["exact_match"]) == (0.5, 1.0)  # an abstention is exact
+    assert len(tuning.trials) == 4 and sum(t["chosen"] for t in tuning.trials) == 1
+    rows = read_jsonl(tmp_path.joinpath(tuning.best["results"]))  # each trial's rows were kept as they came
+    assert [r["id"] for r in rows] == ["q1", "q2", "q3", "q4"]
+    table = format_trials(tuning)
+    assert "reader_min_confidence" in table and "**chosen**" in table and "(as given)" in table
+
+
+def test_each_trial_is_a_nested_run_and_the_choice_is_on_the_parent(tools, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)  # the store's artifacts go to ./mlruns
+    uri = f"sqlite:///{tmp_path}/mlflow.db"
+    with Tracker(uri, run_name="tune", traces=False, experiment="tune-test") as tracker:
+        tuning = tune_settings(factory(tools), AgentSettings(profile="small"), EXAMPLES[:2], combined_metric,
+                               n_trials=2, results_dir=tmp_path / "results", lm=scenario_lm("echo", "search_corpus"),
+                               tracker=tracker)
+        parent = tracker.run_id
+    assert set(tuning.chosen) == set(SEARCH_SPACE)
+    mlflow.set_tracking_uri(uri)
+    runs = mlflow.search_runs(experiment_names=["tune-test"])
+    children = runs[runs["tags.mlflow.parentRunId"] == parent]
+    assert sorted(children["tags.mlflow.runName"]) == ["trial 0", "trial 1"]
+    assert children["metrics.objective"].notna().all() and children["params.hard_budget"].notna().all()
+    logged = runs[runs.run_id == parent].iloc[0]
+    assert logged["params.tuned.hard_budget"] == str(tuning.chosen["hard_budget"])
+    assert logged["metrics.tune_chosen_combined_metric"] == tuning.best["combined_metric"]
+
+
+def test_the_space_holds_only_settings_a_program_saves():
+    assert set(SEARCH_SPACE) <= set(SAVED_SETTINGS)
+    assert {"reader_min_confidence", "hard_budget", "soft_budget", "exhaustion_window",
+            "budgets_from_task_kind"} <= set(SEARCH_SPACE)
+    with pytest.raises(ValueError, match="cannot tune profile"):
+        tune_settings(lambda s: None, AgentSettings(), EXAMPLES, combined_metric, 1, ".",
+                      space={"profile": CategoricalDistribution(["small"])})
+
+
+# --- deltaseek optimize --tune-settings ------------------------------------------
+
+
+def test_optimize_tunes_the_settings_alone_and_saves_them(capsys, scripted_cli, dataset, tmp_path, offline_tracking):
+    out = tmp_path / "tuned.json"
+    code, printed, err = run_cli(capsys, "optimize", "--dataset", dataset, "--optimizer", "none",
+                                 "--tune-settings", "2", "--out", out, "--tracking-uri", offline_tracking)
+    assert code == 0, err
+    assert "| trial |" in printed and "settings tuned on the train split (2 trials" in printed
+    saved = json.loads(out.read_text())
+    assert set(SEARCH_SPACE) <= set(saved["settings"])
+    assert not any(saved[name]["demos"] for name in ("step_delta", "synthesize"))  # no prompt compiled
+    tune_files = sorted(tmp_path.glob("results/optimize-tuned-tune-*.jsonl"))
+    assert 1 <= len(tune_files) <= 2 and all(len(read_jsonl(f)) == 2 for f in tune_files)  # the train split
+    loaded = DeltaSeek.from_compiled(out)
+    assert {name: getattr(loaded.settings, name) for name in SEARCH_SPACE} == \
+        {name: saved["settings"][name] for name in SEARCH_SPACE}
+
+
+def test_optimize_none_without_tuning_is_refused(capsys, scripted_cli, dataset, tmp_path):
+    code, _, err = run_cli(capsys, "optimize", "--dataset", dataset, "--optimizer", "none", "--out",
+                           tmp_path / "x.json")
+    assert code == 2 and err.strip() == ("deltaseek: error: --optimizer none compiles no prompts: pass "
+                                         "--tune-settings N to tune the settings alone")
+    code, _, err = run_cli(capsys, "optimize", "--dataset", dataset, "--optimizer", "none", "--tune-settings", "0",
+                           "--out", tmp_path / "x.json")
+    assert code == 2 and "--tune-settings must be a positive integer" in err
