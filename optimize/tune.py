@@ -48,6 +48,9 @@ SEARCH_SPACE: dict[str, BaseDistribution] = {
     "relevance_drop": FloatDistribution(0.3, 0.8, step=0.1),
     # meaningful tokens a query must add to be new
     "min_new_tokens": IntDistribution(1, 5),
+    # the model's moves replaced in a row before the program makes the moves (0: never; None: the
+    # profile's default)
+    "replaced_moves_before_program_leads": CategoricalDistribution([None, 0, 1, 2, 3]),
 }
 """The settings searched, one line each: an AgentSettings field a compiled program carries
 (SAVED_SETTINGS) and the optuna distribution its values come from."""

@@ -19,7 +19,7 @@ READER_MIN_CONFIDENCE = 0.05
 
 SAVED_SETTINGS = ("reader_min_confidence", "soft_budget", "hard_budget", "max_searches", "min_new_tokens",
                   "exhaustion_window", "weak_results_before_judging", "relevance_drop", "max_lm_failures",
-                  "budgets_from_task_kind")
+                  "budgets_from_task_kind", "replaced_moves_before_program_leads")
 """The settings a compiled program may carry: measured on labeled data with its prompts (calibrated
 or tuned). The profile and the LM-helper switches are not among them: they follow the model, which
 is whoever runs the program's choice."""
