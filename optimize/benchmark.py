@@ -257,11 +257,8 @@ def format_paths_table(rows: list[dict]) -> str:
 
 def bench_sets(args: argparse.Namespace) -> dict[str, dict]:
     """Speed and quality on the scored part of each labeled set (see `speed_table`)."""
-    from deltaseek.programs.agent.program_file import UNCOMPILED
-
     sets = [args.dataset] if getattr(args, "dataset", None) else args.sets
-    program = getattr(args, "program", None)
-    speed = SpeedRun(sets, getattr(args, "limit", None), None if program in (None, UNCOMPILED) else program)
+    speed = SpeedRun(sets, getattr(args, "limit", None), getattr(args, "program", None))
     summaries = speed.run()
     print(speed_table.format_table(summaries, speed_table.process_start()))
     print(f"per-question rows: {speed.out}")

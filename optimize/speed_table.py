@@ -32,6 +32,7 @@ from deltaseek.metrics.contract import abstains
 from deltaseek.optimize.evaluate import corpora_for, load_dataset, score, select
 from deltaseek.programs.agent import DeltaSeek, run_question
 from deltaseek.programs.agent.evidence import Reading
+from deltaseek.programs.agent.program_file import load_state_into
 from deltaseek.programs.agent.scratchpad import Scratchpad
 from deltaseek.programs.index import CorpusIndex
 from deltaseek.programs.lm import adapter_for, embedded_engine, make_lm
@@ -87,8 +88,10 @@ class TimedDeltaSeek(DeltaSeek):
 
 
 def timed_program(index: CorpusIndex, clock: Clock, program_path: str | None = None) -> DeltaSeek:
-    tools = [TimedTool(LocalCorpusSearch(index), clock)]
-    program = TimedDeltaSeek.from_compiled(program_path, tools=tools) if program_path else TimedDeltaSeek(tools)
+    """The program `ask` would run: `program_path`, else the shipped compiled program where the
+    configured LM is the embedded model (`"none"`: DeltaSeek's own prompts and settings)."""
+    program = TimedDeltaSeek([TimedTool(LocalCorpusSearch(index), clock)])
+    load_state_into(program, program_path)
     program.clock = clock
     return program
 
@@ -124,9 +127,9 @@ def run_set(set_name: str, dataset: str, limit: int | None, out, program_path: s
     rows = []
     for example in examples:
         clock = Clock()
-        program = timed_program(index, clock, program_path)
         engine.reset_stats()
         with dspy.context(lm=lm, adapter=adapter_for(lm)):
+            program = timed_program(index, clock, program_path)
             record = run_question(program, example.question)
         row = question_row(set_name, example, record, engine.reset_stats(), clock)
         out.write(json.dumps(row, ensure_ascii=False, default=str) + "\n")
