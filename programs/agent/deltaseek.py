@@ -155,7 +155,7 @@ class DeltaSeek(dspy.Module):
             if self.evidence_answers(pad):
                 stop = "answered"
                 break
-            asked_model = not (pad.model_unusable or pad.program_leads)
+            asked_model = not pad.program_moves
             move = self.propose_move(pad)
             if move is None:
                 continue  # an unusable reply: no progress, the budget still counts
@@ -228,8 +228,7 @@ class DeltaSeek(dspy.Module):
     def propose_move(self, pad: Scratchpad) -> Move | None:
         record = StepRecord(step=pad.step + 1)
         pad.steps.append(record)
-        if pad.model_unusable or pad.program_leads:
-            # the program goes on alone: the question first, its own queries, then the answer
+        if pad.program_moves:  # the program goes on alone: the question first, its own queries, then the answer
             if not pad.executed_calls:
                 return Move(False, self.tool_names[0], pad.question, "tool_first")
             reason = ("the model's replies could not be used" if pad.model_unusable else
@@ -313,7 +312,7 @@ class DeltaSeek(dspy.Module):
         """With compact prompts (or no usable model), a typed answer in the facts, with every term of
         the question covered, ends the search without another step call: the embedded model's step
         at that point could only repeat it (a junk query is replaced by synthesis, see `dispose`)."""
-        return ((self.compact() or pad.model_unusable or pad.program_leads) and bool(pad.executed_calls) and self.steering(pad) == "direct"
+        return ((self.compact() or pad.program_moves) and bool(pad.executed_calls) and self.steering(pad) == "direct"
                 and not guard.uncovered_terms(pad))
 
     def prompt_facts(self, pad: Scratchpad, limit: int) -> list[Fact]:

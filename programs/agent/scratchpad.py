@@ -98,6 +98,12 @@ class Scratchpad(BaseModel):
     """LM calls the run went on without: rate-limited, failed, or a reply that could not be read."""
 
     @property
+    def program_moves(self) -> bool:
+        """The program makes the moves, not the model: its replies could not be used, or its moves
+        were replaced too often in a row."""
+        return self.model_unusable or self.program_leads
+
+    @property
     def step(self) -> int:
         return len(self.steps)
 
