@@ -30,28 +30,23 @@ from deltaseek.programs.agent.run import usage_totals
 from deltaseek.programs.lm import adapter_for, is_embedded
 from deltaseek.programs.text import normalize_query
 from deltaseek.programs.tools import SearchTool, ToolResult
+from deltaseek.programs.tools.base import WrappedTool
 from deltaseek.signatures import StepDelta, Synthesize
 
 PLACEHOLDER = "not supplied for this particular example"
 _SUGGESTION = re.compile(r"Try (\w+)\(query: \"([^\"]+)\"\)")
 
 
-class LoggedTool(SearchTool):
+class LoggedTool(WrappedTool):
     """A tool that records every execution (tool, query) in a shared log."""
 
     def __init__(self, tool: SearchTool, log: list[tuple[str, str]]):
-        self.tool = tool
+        super().__init__(tool)
         self.log = log
-        self.name = tool.name
-        self.description = tool.description
-        self.skips_seen = tool.skips_seen
 
     def search(self, query: str, **kwargs) -> ToolResult:
         self.log.append((self.name, query))
-        return self.tool.search(query, **kwargs)
-
-    def names(self, term: str) -> bool | None:
-        return self.tool.names(term)
+        return super().search(query, **kwargs)
 
 
 def as_function(tool: LoggedTool) -> Callable[[str], str]:

@@ -29,6 +29,7 @@ import dspy
 
 from deltaseek.bundled import labeled_set
 from deltaseek.metrics.contract import abstains
+from deltaseek.optimize.compare import share
 from deltaseek.optimize.evaluate import corpora_for, load_dataset, score, select
 from deltaseek.programs.agent import DeltaSeek, run_question
 from deltaseek.programs.agent.evidence import Reading
@@ -37,6 +38,7 @@ from deltaseek.programs.agent.scratchpad import Scratchpad
 from deltaseek.programs.index import CorpusIndex
 from deltaseek.programs.lm import adapter_for, embedded_engine, make_lm
 from deltaseek.programs.tools import LocalCorpusSearch, SearchTool, ToolResult
+from deltaseek.programs.tools.base import WrappedTool
 
 BUNDLED_SETS = ("seed_set", "musique", "squad2")
 SCORED_SPLIT = "test"
@@ -55,22 +57,19 @@ class Clock:
     reader: float = 0.0
 
 
-class TimedTool(SearchTool):
+class TimedTool(WrappedTool):
     """A tool that adds the seconds of each search to a clock."""
 
     def __init__(self, tool: SearchTool, clock: Clock):
-        self.tool, self.clock = tool, clock
-        self.name, self.description, self.skips_seen = tool.name, tool.description, tool.skips_seen
+        super().__init__(tool)
+        self.clock = clock
 
     def search(self, query: str, **kwargs) -> ToolResult:
         started = time.perf_counter()
         try:
-            return self.tool.search(query, **kwargs)
+            return super().search(query, **kwargs)
         finally:
             self.clock.search += time.perf_counter() - started
-
-    def names(self, term: str) -> bool | None:
-        return self.tool.names(term)
 
 
 class TimedDeltaSeek(DeltaSeek):
@@ -119,8 +118,8 @@ def question_row(set_name: str, example: dspy.Example, record: dict, stats, cloc
 def run_set(set_name: str, dataset: str, limit: int | None, out, program_path: str | None = None,
             progress=None) -> list[dict]:
     """Every question of the set's scored part, one row each (appended to `out` as it ends)."""
-    examples = select(load_dataset(dataset).examples, SCORED_SPLIT, limit) or \
-        select(load_dataset(dataset).examples, "all", limit)
+    labeled = load_dataset(dataset).examples
+    examples = select(labeled, SCORED_SPLIT, limit) or select(labeled, "all", limit)
     index = CorpusIndex.open(corpora_for(examples) or None)
     engine = embedded_engine()
     lm = make_lm(cache=False)  # a call answered from DSPy's cache would make its seconds a lie
@@ -142,12 +141,9 @@ def run_set(set_name: str, dataset: str, limit: int | None, out, program_path: s
 
 def quantile(values: list[float], q: float) -> float:
     """The q-quantile of the values (statistics' inclusive method; the value itself for one)."""
-    return values[0] if len(values) == 1 else statistics.quantiles(values, n=100, method="inclusive")[round(q * 100) - 1]
-
-
-def share(values) -> float | None:
-    values = list(values)
-    return statistics.fmean(values) if values else None
+    if len(values) == 1:
+        return values[0]
+    return statistics.quantiles(values, n=100, method="inclusive")[round(q * 100) - 1]
 
 
 def summarize(rows: list[dict]) -> dict:
@@ -211,7 +207,8 @@ def format_table(summaries: dict[str, dict], start: dict[str, float] | None = No
     for name, s in summaries.items():
         lines.append(f"| {name} | " + " | ".join(f"{s['time_share'][part]:.0%}" for part in TIME_PARTS) + " |")
     if start:
-        lines.append(f"\nprocess start (once per `deltaseek ask`, once per batch or evaluation): {start['total']:.1f} s "
+        lines.append(f"\nprocess start (once per `deltaseek ask`, once per batch or evaluation): "
+                     f"{start['total']:.1f} s "
                      f"(imports {start['imports']:.1f} s, model load {start['model_load']:.1f} s, "
                      f"index load {start['index_load']:.2f} s)")
     return "\n".join(lines)

@@ -86,3 +86,18 @@ class SearchTool:
 
     def __call__(self, query: str, seen: frozenset[str] = frozenset()) -> ToolResult:
         return self.search(query, seen=seen) if self.skips_seen else self.search(query)
+
+
+class WrappedTool(SearchTool):
+    """Another tool as the agent sees it (name, description, `seen`, `names`), for a wrapper that
+    records something about each search: a subclass overrides `search` and calls this one."""
+
+    def __init__(self, tool: SearchTool):
+        self.tool = tool
+        self.name, self.description, self.skips_seen = tool.name, tool.description, tool.skips_seen
+
+    def search(self, query: str, **kwargs) -> ToolResult:
+        return self.tool.search(query, **kwargs)
+
+    def names(self, term: str) -> bool | None:
+        return self.tool.names(term)
