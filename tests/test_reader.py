@@ -22,6 +22,9 @@ PASSAGES = {
     "kestrel-stars": ("Kestrel popularity", "The Kestrel repository has about 12,000 stars and 400 contributors."),
     "kestrel-bird": ("Kestrel (bird)", "The kestrel is a small falcon that hovers while hunting."),
     "kestrel-lang": ("Kestrel (programming language)", "Kestrel is a systems language compiled by Tern."),
+    "renee": ("Renée Dufour", "Renée Dufour gave her prize money to a local charity in 2004."),
+    "ferry": ("Vey ferry", "The ferry crossed the Vey for a century. However, rising costs ended the ferry "
+                           "service, however loved it was."),
 }
 
 
@@ -137,6 +140,16 @@ def test_a_text_the_model_was_given_is_an_echo_when_handed_back():
     given = ("No materially different query was left to try.",)
     assert guard.is_echo("No materially different query was left to try.", pad, set(), given)
     assert not guard.is_echo("Dana Ruiz took office as mayor of Brindle in January 2023", pad, set(), given)
+
+
+@pytest.mark.parametrize("question,ids", [
+    # the question's own name spelled without its accent is still the question's, not its answer
+    ("Renee Dufour gave her prize money to which organization?", ("renee",)),
+    # "However" is capitalized only because it opens the sentence: no name, so no answer
+    ("What ended the ferry service across the Vey?", ("ferry",)),
+])
+def test_the_reader_finds_no_name_where_the_passage_holds_none_but_the_questions_own(question, ids):
+    assert extract_answer(question, pad_of(question, *ids).facts) == []
 
 
 def test_an_answer_fits_only_with_a_span_the_question_does_not_hold():

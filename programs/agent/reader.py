@@ -15,7 +15,7 @@ import re
 from dataclasses import dataclass, replace
 from typing import Literal
 
-from deltaseek.programs.text import meaningful_tokens, named_entities, normalize_query, stopwords
+from deltaseek.programs.text import fold_accents, meaningful_tokens, named_entities, normalize_query, stopwords
 
 AnswerType = Literal["person", "place", "date", "number", "address", "yes_no", "entity", "other"]
 
@@ -246,6 +246,19 @@ def facts_by_relevance(question: str, facts: list) -> list:
     return sorted(facts, key=lambda f: order.get(id(f), len(order)))
 
 
+_CONNECTIVE = re.compile(r"However|Moreover|Meanwhile|Nevertheless|Nonetheless|Furthermore|Instead|Thus|Therefore|"
+                         r"Hence|Today|Later|Still|Also|Afterwards|Otherwise|Overall|Likewise|Indeed|Initially|"
+                         r"Eventually|Finally|Originally|Additionally|Currently|Recently|Subsequently|Previously|"
+                         r"Traditionally|Historically|Similarly|Consequently|Accordingly|Unfortunately")
+"""Words that open a sentence to link it to the one before ("However, ...", "Eventually, ..."): never a name."""
+
+
+def lowercase_words(facts: list) -> set[str]:
+    """Words the facts write in lowercase somewhere: ordinary words, whatever case a sentence's
+    opening gives them ("However, the bridge ..." beside "it was, however, ...")."""
+    return {w for f in facts for w in re.findall(r"\b[a-z][\w'’-]*", f.text)}
+
+
 def extract_span(question: str, kind: AnswerType, facts: list, extra_terms: set[str] | None = None,
                  top_sentences: int = 40, head: str | None = None, not_answers: str = "",
                  unlike: frozenset[str] = frozenset()) -> Extracted | None:
@@ -257,13 +270,14 @@ def extract_span(question: str, kind: AnswerType, facts: list, extra_terms: set[
         return None
     own_terms = meaningful_tokens(question)
     question_terms = own_terms | (extra_terms or set())
-    asked_words = {w.lower() for w in re.findall(r"\w+", question + " " + not_answers)}
+    asked_words = {w.lower() for w in re.findall(r"\w+", fold_accents(question + " " + not_answers))}
     present = bool(_PRESENT.search(question))
     asked_head = asked_noun(question)
     head = head or asked_head  # "What county ...": a span that says "County" names what is asked
     best: Extracted | None = None
     supports: dict[str, float] = {}
     rare = rarity(facts)
+    ordinary = lowercase_words(facts)
     subject = frozenset(meaningful_tokens(" ".join(named_entities(question))))
     for relevance, sentence, fact in rank_sentences(question_terms, facts, subject)[:top_sentences]:
         anchor = _anchor(sentence, own_terms)  # near what this part asks, not near the context words
@@ -288,7 +302,9 @@ def extract_span(question: str, kind: AnswerType, facts: list, extra_terms: set[
                 span = full_name(span, facts)  # "Lind" -> "Ada Lind"; "American" -> no name: dropped
                 if span is None:
                     continue
-            span_words = {w.lower() for w in re.findall(r"\w+", span)}
+            if " " not in span and sentence.startswith(span) and (span.lower() in ordinary or _CONNECTIVE.fullmatch(span)):
+                continue  # "However", "Solar": capitalized because it opens the sentence, not a name
+            span_words = {w.lower() for w in re.findall(r"\w+", fold_accents(span))}
             if not span_words or span_words <= asked_words or span_words & unlike:
                 continue  # the question's own words are not its answer
             if span_words & asked_words and kind == "person":
