@@ -31,7 +31,7 @@ from deltaseek.optimize.evaluate import (SPLIT_CHOICES, EvalReport, LMUnusable, 
 from deltaseek.optimize.stopping import stop_on_signals
 from deltaseek.optimize.labeled_data import SPLITS, split
 from deltaseek.optimize.tracking import Tracker, warn
-from deltaseek.optimize.tune import format_trials, tune_settings
+from deltaseek.optimize.tune import SEARCH_SPACE, format_trials, subspace, tune_settings
 from deltaseek.programs.agent import AgentSettings, DeltaSeek, run_question, save_program
 from deltaseek.programs.agent.deltaseek import check_question
 from deltaseek.programs.agent.program_file import UNCOMPILED, default_program_path, load_state_into
@@ -266,6 +266,9 @@ def register_optimize_commands(subparsers) -> None:
                           help="after the prompt compile, N optuna trials over the program's settings (budgets, "
                                "thresholds: optimize/tune.py SEARCH_SPACE) on the train split; the best is saved "
                                "with the program (trial 0 is the settings as they are)")
+    optimize.add_argument("--tune-only", metavar="NAMES",
+                          help="tune only these settings, comma-separated (e.g. max_searches,reader_min_confidence); "
+                               "a space N trials can cover is tried whole")
     optimize.add_argument("--out", help="where to save the compiled program, a .json state file "
                                         "(default: results/deltaseek-OPTIMIZER-DATASET-TIME.json)")
     add_agent_options(optimize)  # --program here is the program to start from
@@ -495,6 +498,13 @@ def baseline_program(args):
 
 def cmd_optimize(args) -> int:
     positive("--tune-settings", args.tune_settings)
+    if args.tune_only:
+        if not args.tune_settings:
+            raise UsageError("--tune-only names the settings --tune-settings N tunes: pass --tune-settings too")
+        try:
+            subspace(args.tune_only.split(","))
+        except ValueError as error:
+            raise UsageError(f"--tune-only: {error}") from None
     spec = OPTIMIZERS.get(args.optimizer)  # None: --optimizer none, the prompts are kept
     if spec is None and not args.tune_settings:
         raise UsageError(f"--optimizer {KEEP_PROMPTS} compiles no prompts: pass --tune-settings N to tune the "
@@ -588,8 +598,10 @@ def cmd_optimize(args) -> int:
 def tune_on_train(args, compiled: DeltaSeek, train: list[dspy.Example], stem: Path, tracker: Tracker) -> None:
     """`--tune-settings N`: N optuna trials over the compiled program's settings on the train split;
     the chosen settings are kept, and saved, with the program."""
+    space = subspace(args.tune_only.split(",")) if args.tune_only else SEARCH_SPACE
     tuning = tune_settings(compiled.with_settings, compiled.settings, train, combined_metric, args.tune_settings,
-                           stem.parent, stem=stem.name, threads=args.threads, tracker=tracker, resume=args.resume)
+                           stem.parent, stem=stem.name, threads=args.threads, tracker=tracker, resume=args.resume,
+                           space=space)
     compiled.keep_settings(tuning.chosen)
     print(format_trials(tuning))
     print(f"settings tuned on the train split ({args.tune_settings} trials, {tuning.metric} "

@@ -46,6 +46,9 @@ SEARCH_SPACE: dict[str, BaseDistribution] = {
     "weak_results_before_judging": IntDistribution(1, 4),
     # a top score below this share of the best so far is a drop in relevance
     "relevance_drop": FloatDistribution(0.3, 0.8, step=0.1),
+    # a cap on executed searches (None: the budgets alone): one search and a careful read is often
+    # enough for questions a single passage answers, and every search beyond the first costs
+    "max_searches": CategoricalDistribution([None, 1, 2, 3]),
     # meaningful tokens a query must add to be new
     "min_new_tokens": IntDistribution(1, 5),
     # the model's moves replaced in a row before the program makes the moves (0: never; None: the
@@ -87,6 +90,45 @@ def check_space(space: dict[str, BaseDistribution]) -> None:
                          f"{', '.join(SAVED_SETTINGS)}")
 
 
+def subspace(names: list[str], space: dict[str, BaseDistribution] = SEARCH_SPACE) -> dict[str, BaseDistribution]:
+    """The part of `space` that tunes only `names` (the rest keep the program's values)."""
+    unknown = [name for name in names if name not in space]
+    if unknown:
+        raise ValueError(f"cannot tune {', '.join(unknown)}: the settings tuned are {', '.join(space)}")
+    return {name: space[name] for name in names}
+
+
+def space_size(space: dict[str, BaseDistribution]) -> int | None:
+    """How many settings the space holds, or None when one of its distributions is continuous."""
+    size = 1
+    for dist in space.values():
+        if isinstance(dist, CategoricalDistribution):
+            size *= len(dist.choices)
+        elif isinstance(dist, (IntDistribution, FloatDistribution)) and dist.step is not None and not dist.log:
+            size *= int(round((dist.high - dist.low) / dist.step)) + 1
+        else:
+            return None
+    return size
+
+
+def suggest(trial: optuna.Trial, name: str, dist: BaseDistribution) -> Any:
+    """The trial's value for one setting, drawn from its distribution."""
+    if isinstance(dist, CategoricalDistribution):
+        return trial.suggest_categorical(name, dist.choices)
+    if isinstance(dist, IntDistribution):
+        return trial.suggest_int(name, dist.low, dist.high, step=dist.step, log=dist.log)
+    return trial.suggest_float(name, dist.low, dist.high, step=dist.step, log=dist.log)
+
+
+def sampler_for(space: dict[str, BaseDistribution], n_trials: int, seed: int) -> optuna.samplers.BaseSampler:
+    """TPE, seeded; but a space the trials can try whole is tried whole (optuna's brute-force
+    sampler), so that a few trials over a setting or two are not left to chance."""
+    size = space_size(space)
+    if size is not None and size <= n_trials:
+        return optuna.samplers.BruteForceSampler(seed=seed)
+    return optuna.samplers.TPESampler(seed=seed)
+
+
 def tune_settings(make_program: Callable[[AgentSettings], dspy.Module], start: AgentSettings,
                   examples: list[dspy.Example], metric: Callable, n_trials: int, results_dir: str | Path,
                   stem: str = "tune", lm: dspy.BaseLM | None = None, threads: int = 1,
@@ -103,29 +145,33 @@ def tune_settings(make_program: Callable[[AgentSettings], dspy.Module], start: A
     if n_trials < 1:
         raise ValueError(f"n_trials must be at least 1, got {n_trials}")
     optuna.logging.set_verbosity(optuna.logging.WARNING)
-    study = optuna.create_study(direction="maximize", sampler=optuna.samplers.TPESampler(seed=seed))
+    study = optuna.create_study(direction="maximize", sampler=sampler_for(space, n_trials, seed))
     study.enqueue_trial({name: getattr(start, name) for name in space})
     metric_name = getattr(metric, "__name__", "metric")
     trials: list[dict] = []
     seen: dict[str, float] = {}
-    for number in range(n_trials):
-        with warnings.catch_warnings():  # trial 0, the settings as they are, may lie outside the space
-            warnings.filterwarnings("ignore", message="Fixed parameter")
-            trial = study.ask(space)
-        settings = AgentSettings.model_validate({**start.model_dump(), **trial.params})
-        path = Path(results_dir) / results_name(stem, trial.params)
+
+    def objective(trial: optuna.Trial) -> float:
+        params = {name: suggest(trial, name, dist) for name, dist in space.items()}
+        settings = AgentSettings.model_validate({**start.model_dump(), **params})
+        path = Path(results_dir) / results_name(stem, params)
         with dspy.context(**({"lm": lm} if lm is not None else {})):
             report = evaluate_program(make_program(settings), examples, path, threads=threads,
-                                      label=f"tune trial {number}", resume=resume or str(path) in seen)
+                                      label=f"tune trial {trial.number}", resume=resume or str(path) in seen)
         value = statistics.fmean(metric(examples[row["index"]], row) for row in report.rows)
         seen[str(path)] = value
-        study.tell(trial, value)
-        row = {"trial": number, **trial.params, **report.means, metric_name: value, **report.costs,
-               "results": str(path)}
-        trials.append(row)
+        trials.append({"trial": trial.number, **params, **report.means, metric_name: value, **report.costs,
+                       "results": str(path)})
         if tracker is not None:
-            tracker.log_nested_run(f"trial {number}", {**trial.params, "results": str(path)},
+            tracker.log_nested_run(f"trial {trial.number}", {**params, "results": str(path)},
                                    {"objective": value, **report.means, **report.costs})
+        return value
+
+    with warnings.catch_warnings():  # trial 0, the settings as they are, may lie outside the space
+        warnings.filterwarnings("ignore", message="Fixed parameter")
+        warnings.filterwarnings("ignore", category=optuna.exceptions.ExperimentalWarning)
+        # optimize, not ask-and-tell: the brute-force sampler stops the study once it has tried all
+        study.optimize(objective, n_trials=n_trials)
     chosen = dict(study.best_trial.params)
     for row in trials:
         row["chosen"] = row["trial"] == study.best_trial.number

@@ -5,13 +5,14 @@ import json
 
 import dspy
 import mlflow
+import optuna
 import pytest
 from optuna.distributions import CategoricalDistribution
 
 from deltaseek import AgentSettings, DeltaSeek, combined_metric
 from deltaseek.optimize.scenario_lms import scenario_lm
 from deltaseek.optimize.tracking import Tracker
-from deltaseek.optimize.tune import SEARCH_SPACE, format_trials, tune_settings
+from deltaseek.optimize.tune import SEARCH_SPACE, format_trials, sampler_for, subspace, tune_settings
 from deltaseek.programs.agent.settings import SAVED_SETTINGS
 from tests.test_calibrate import tools  # noqa: F401 (the fixture: two passages)
 from tests.test_optimize import dataset, offline_tracking, read_jsonl, run_cli, scripted_cli  # noqa: F401 (fixtures)
@@ -44,7 +45,8 @@ def test_tuning_chooses_the_settings_that_score_better(tools, tmp_path):
     assert tuning.chosen == {"reader_min_confidence": 0.8}
     assert tuning.best["combined_metric"] > tuning.baseline["combined_metric"] + 0.3  # two abstentions gained
     assert (tuning.baseline["exact_match"], tuning.best["exact_match"]) == (0.5, 1.0)  # an abstention is exact
-    assert len(tuning.trials) == 4 and sum(t["chosen"] for t in tuning.trials) == 1
+    # a space of two settings is tried whole in two trials, and then the study stops
+    assert len(tuning.trials) == 2 and sum(t["chosen"] for t in tuning.trials) == 1
     rows = read_jsonl(tmp_path.joinpath(tuning.best["results"]))  # each trial's rows were kept as they came
     assert [r["id"] for r in rows] == ["q1", "q2", "q3", "q4"]
     table = format_trials(tuning)
@@ -68,6 +70,17 @@ def test_each_trial_is_a_nested_run_and_the_choice_is_on_the_parent(tools, tmp_p
     logged = runs[runs.run_id == parent].iloc[0]
     assert logged["params.tuned.hard_budget"] == str(tuning.chosen["hard_budget"])
     assert logged["metrics.tune_chosen_combined_metric"] == tuning.best["combined_metric"]
+
+
+def test_a_space_the_trials_can_cover_is_tried_whole(tools, tmp_path):
+    space = subspace(["max_searches"])
+    tuning = tune_settings(factory(tools), AgentSettings(profile="small"), EXAMPLES[:2], combined_metric, n_trials=6,
+                           results_dir=tmp_path, lm=scenario_lm("echo", "search_corpus"), space=space)
+    assert [t["max_searches"] for t in tuning.trials][0] is None  # trial 0: the settings as given
+    assert sorted(map(str, (t["max_searches"] for t in tuning.trials))) == ["1", "2", "3", "None"]
+    assert isinstance(sampler_for(SEARCH_SPACE, 20, 0), optuna.samplers.TPESampler)  # too large to try whole
+    with pytest.raises(ValueError, match="cannot tune profile"):
+        subspace(["max_searches", "profile"])
 
 
 def test_the_space_holds_only_settings_a_program_saves():
@@ -106,3 +119,16 @@ def test_optimize_none_without_tuning_is_refused(capsys, scripted_cli, dataset, 
     code, _, err = run_cli(capsys, "optimize", "--dataset", dataset, "--optimizer", "none", "--tune-settings", "0",
                            "--out", tmp_path / "x.json")
     assert code == 2 and "--tune-settings must be a positive integer" in err
+
+
+def test_optimize_tunes_only_the_settings_named(capsys, scripted_cli, dataset, tmp_path, offline_tracking):
+    out = tmp_path / "searches.json"
+    code, printed, err = run_cli(capsys, "optimize", "--dataset", dataset, "--optimizer", "none", "--tune-settings",
+                                 "4", "--tune-only", "max_searches", "--out", out, "--tracking-uri", offline_tracking)
+    assert code == 0, err
+    header = next(line for line in printed.splitlines() if line.startswith("| trial |"))
+    assert "max_searches" in header and "soft_budget" not in header  # the rest keep the program's values
+    assert len(sorted(tmp_path.glob("results/optimize-searches-tune-*.jsonl"))) == 4  # None, 1, 2, 3: all tried
+    code, _, err = run_cli(capsys, "optimize", "--dataset", dataset, "--optimizer", "none", "--tune-settings", "2",
+                           "--tune-only", "max_searches,profile", "--out", tmp_path / "x.json")
+    assert code == 2 and "--tune-only: cannot tune profile" in err
