@@ -23,6 +23,8 @@ PASSAGES = {
     "kestrel-bird": ("Kestrel (bird)", "The kestrel is a small falcon that hovers while hunting."),
     "kestrel-lang": ("Kestrel (programming language)", "Kestrel is a systems language compiled by Tern."),
     "renee": ("Renée Dufour", "Renée Dufour gave her prize money to a local charity in 2004."),
+    "guild": ("Tarbury Guild", "Ada Quill chaired the Tarbury Guild from 1990–1996. The guild's charter took "
+                               "six months to write, and the town published three copies."),
     "ferry": ("Vey ferry", "The ferry crossed the Vey for a century. However, rising costs ended the ferry "
                            "service, however loved it was."),
 }
@@ -64,6 +66,8 @@ def test_the_expected_answer_type_comes_from_the_wording(question, kinds):
     ("Who is the mayor of Brindle?", ("mayor",), "Dana Ruiz"),  # the holder now, not one who served until 2018
     ("Who designed Tern, and where was she born?", ("tern", "ada"), "Ada Quill; Halifax"),
     ("Which language does the Tern optimizing compiler compile?", ("tern", "lumen"), "Kestrel"),
+    ("What years did Ada Quill chair the Tarbury Guild?", ("guild",), "1990–1996"),  # a span of years is one date
+    ("How long did the charter of the Tarbury Guild take to write?", ("guild",), "six months"),  # a count in words
 ])
 def test_the_reader_extracts_a_typed_span_the_question_does_not_contain(question, ids, answer):
     spans = extract_answer(question, pad_of(question, *ids).facts)

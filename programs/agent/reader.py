@@ -20,10 +20,17 @@ from deltaseek.programs.text import fold_accents, meaningful_tokens, named_entit
 AnswerType = Literal["person", "place", "date", "number", "address", "yes_no", "entity", "other"]
 
 _MONTHS = "January|February|March|April|May|June|July|August|September|October|November|December"
+_YEAR = r"(?:1[5-9]|20)\d{2}"
 _DATE = re.compile(rf"\b(?:\d{{1,2}} (?:{_MONTHS}) \d{{4}}|(?:{_MONTHS}) \d{{1,2}}, \d{{4}}|(?:{_MONTHS}) \d{{4}}|"
-                   rf"(?:1[5-9]|20)\d{{2}})\b")
+                   rf"{_YEAR}\s?[–-]\s?(?:{_YEAR}|\d{{2}})|{_YEAR})\b")
+"""A date: day, month and year; month and year; a span of years ("1735–1796", "1914-18"); a year."""
 _NUMBER = re.compile(r"(?<![\w.])(?:US\$|\$|€|£)?\d[\d,]*(?:\.\d+)?(?:\s?(?:%|percent|million|billion|thousand))?"
-                     r"|\b(?:tens|hundreds|thousands|millions|billions) of \w+")
+                     r"|\b(?:tens|hundreds|thousands|millions|billions) of \w+"
+                     r"|\b(?:two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|fifteen|twenty|thirty|forty|"
+                     r"fifty|hundred)\b(?=\s+[a-z]+s\b)")
+"""A figure: digits with a currency or a scale, "thousands of ...", or a count in words before the
+plural noun it counts ("six months", "four engines"; not "three publish": a verb follows; not "one",
+which names more often than it counts)."""
 _STREET = r"(?:Avenue|Street|Road|Boulevard|Lane|Drive|Way|Place|Square|Plaza|Parkway|Court|Ave\.|St\.|Blvd\.|Rd\.)"
 _ADDRESS = re.compile(rf"\b\d{{1,5}}(?:[-–]\d{{1,5}})? (?:[A-Z0-9][\w'.-]* ){{0,4}}{_STREET}")
 # Capitalized words, with the small words names carry inside them ("Anna van Dijk").
@@ -59,7 +66,7 @@ QUESTION_TYPES: list[tuple[re.Pattern, AnswerType]] = [
     (re.compile(r"\b(?:street )?address\b", re.I), "address"),
     (re.compile(r"\b(?:who|whom|whose)\b", re.I), "person"),
     (re.compile(r"\bwhere\b|\bin (?:what|which) (?:city|country|place|state|town)\b", re.I), "place"),
-    (re.compile(r"\bwhen\b|\b(?:what|which) (?:year|date|day|month)\b|\bin what year\b", re.I), "date"),
+    (re.compile(r"\bwhen\b|\b(?:what|which) (?:years?|dates?|day|month)\b|\bin what year\b", re.I), "date"),
     (re.compile(r"\bhow (?:many|much|long|old|tall|far|big|high|deep|heavy|large|wide)\b|\b(?:what|which) (?:is|was|are|were) "
                 r"the (?:\w+ )?(?:population|number|rate|percentage|share|count|size|price|cost|amount|"
                 rf"{_MEASURES})\b", re.I),
