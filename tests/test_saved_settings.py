@@ -9,6 +9,7 @@ import deltaseek
 import deltaseek.programs.agent.deltaseek as agent_module
 from deltaseek import AgentSettings, DeltaSeek, ProgramFileError, save_program
 from deltaseek.cli import build_parser, build_program
+from deltaseek.programs.agent.settings import READER_MIN_CONFIDENCE
 from tests.scripted import ScriptedEngine, classify, scripted_lm, step, synth
 from tests.test_calibrate import tools  # noqa: F401 (the fixture: two passages)
 
@@ -35,7 +36,7 @@ def test_tuned_settings_are_saved_and_restored_by_from_compiled(tools, tmp_path)
 
 def test_an_untuned_program_saves_only_its_calibrated_threshold(tools, tmp_path):
     path = save_program(DeltaSeek(tools=tools, settings=AgentSettings(hard_budget=3)), tmp_path / "plain.json")
-    assert json.loads(path.read_text())["settings"] == {"reader_min_confidence": 0.05}
+    assert json.loads(path.read_text())["settings"] == {"reader_min_confidence": READER_MIN_CONFIDENCE}
     assert DeltaSeek.from_compiled(path, tools=tools, settings=AgentSettings(hard_budget=4)).settings.hard_budget == 4
 
 
