@@ -125,7 +125,9 @@ def sampler_for(space: dict[str, BaseDistribution], n_trials: int, seed: int) ->
     sampler), so that a few trials over a setting or two are not left to chance."""
     size = space_size(space)
     if size is not None and size <= n_trials:
-        return optuna.samplers.BruteForceSampler(seed=seed)
+        with warnings.catch_warnings():  # experimental in optuna 4, and used here as documented
+            warnings.filterwarnings("ignore", category=optuna.exceptions.ExperimentalWarning)
+            return optuna.samplers.BruteForceSampler(seed=seed)
     return optuna.samplers.TPESampler(seed=seed)
 
 
