@@ -454,7 +454,8 @@ def test_small_profile_program_leads_after_a_replaced_move(use_lm, limit, step_c
     again (its step calls cost seconds for nothing); it is still asked with limit 0."""
     engine = ScriptedEngine(step=junk_after_first_query, synthesize=lambda _: synth("unknown"))
     pred = run(engine, [LocalCorpusSearch(CorpusIndex.build(TARBURY))], "Who founded the Tarbury bell foundry?",
-               use_lm, profile="small", replaced_moves_before_program_leads=limit)
+               use_lm, profile="small", replaced_moves_before_program_leads=limit,
+               search_caps_from_task_kind=False)  # a lookup's cap would end it after two searches
     notes = " ".join(s.note for s in pred.scratchpad.steps)
     if step_calls is None:  # never: every step asks the model, and each junk query is replaced again
         assert engine.calls["step"] == pred.steps and not pred.scratchpad.program_leads
@@ -464,3 +465,20 @@ def test_small_profile_program_leads_after_a_replaced_move(use_lm, limit, step_c
         assert pred.scratchpad.program_leads and "the program makes the next moves" in notes
     assert len(executed(pred)) >= 3  # the program's own queries went on either way
     assert all(c["args"]["query"] != "query" for c in executed(pred))
+
+
+@pytest.mark.parametrize("profile, caps, capped", [("small", None, True), ("small", False, False),
+                                                   ("capable", None, False), ("capable", True, True)])
+def test_a_lookup_gets_one_search_and_one_refinement_where_the_kind_caps_searches(use_lm, profile, caps, capped):
+    """Issue 22: a lookup asks for one fact of one thing; by default the small profile stops it after
+    two searches (TASK_SEARCH_CAPS), and says so; a capable model decides itself when to answer."""
+    engine = ScriptedEngine(classify=classify("lookup"), step=junk_after_first_query,
+                            synthesize=lambda _: synth("unknown"))
+    pred = run(engine, [LocalCorpusSearch(CorpusIndex.build(TARBURY))], "Who founded the Tarbury bell foundry?",
+               use_lm, profile=profile, search_caps_from_task_kind=caps)
+    assert pred.scratchpad.task_kind == "lookup"
+    if capped:
+        assert len(executed(pred)) == 2 and pred.stop_reason == "max_searches"
+        assert "The search stopped at its limit on searches." in pred.caveats
+    else:
+        assert len(executed(pred)) >= 3 and pred.stop_reason != "max_searches"

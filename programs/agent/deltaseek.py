@@ -23,7 +23,7 @@ from deltaseek.programs.agent.program_file import (LEGACY_SETTINGS_KEY, SETTINGS
                                                    shipped_program_path)
 from deltaseek.programs.agent.reader import facts_by_relevance
 from deltaseek.programs.agent.scratchpad import Fact, Scratchpad, StepRecord, ToolCall
-from deltaseek.programs.agent.settings import SAVED_SETTINGS, TASK_PROFILES, AgentSettings
+from deltaseek.programs.agent.settings import SAVED_SETTINGS, TASK_PROFILES, TASK_SEARCH_CAPS, AgentSettings
 from deltaseek.programs.agent.text_calls import parse_text_tool_call
 from deltaseek.programs.lm import is_embedded, is_fatal_lm_error
 from deltaseek.programs.text import meaningful_tokens, named_entities
@@ -150,6 +150,8 @@ class DeltaSeek(dspy.Module):
         stop: StopReason | None = None
         while stop is None:
             stop = self.stop_reason(pad)
+            if stop == "max_searches" and self.evidence_answers(pad):
+                stop = "answered"  # the last search allowed found the answer: nothing was cut short
             if stop:
                 break
             if self.evidence_answers(pad):
@@ -188,6 +190,9 @@ class DeltaSeek(dspy.Module):
             soft, hard = min(soft, self.settings.soft_budget), min(hard, self.settings.hard_budget)
         pad.task_kind, pad.plan, pad.interpretation = kind, text.PLANS[kind], pad.question
         pad.soft_budget, pad.hard_budget, pad.strategy_order = soft, hard, list(order)
+        caps = self.settings.search_caps_from_task_kind
+        kind_cap = TASK_SEARCH_CAPS.get(kind) if (caps if caps is not None else self.profile() == "small") else None
+        pad.max_searches = min(filter(None, (kind_cap, self.settings.max_searches)), default=None)
         pad.subject_presence = {subject: self.sources_name(subject) for subject in guard.question_subjects(pad.question)}
 
     def sources_name(self, subject: str) -> bool | None:
@@ -217,7 +222,7 @@ class DeltaSeek(dspy.Module):
     def stop_reason(self, pad: Scratchpad) -> StopReason | None:
         if guard.hard_budget_reached(pad, pad.hard_budget):
             return "hard_budget"
-        if guard.search_limit_reached(pad, self.settings.max_searches):
+        if guard.search_limit_reached(pad, pad.max_searches):
             return "max_searches"
         if guard.answerability_stops_search(pad, self.steering(pad)):
             return "answerability"

@@ -89,6 +89,8 @@ class Scratchpad(BaseModel):
     steps: list[StepRecord] = Field(default_factory=list)
     soft_budget: int = 4
     hard_budget: int = 8
+    max_searches: int | None = None
+    """Executed searches this question gets at most: the setting, tightened by the task kind's cap."""
     strategy_order: list[str] = Field(default_factory=list)
     strategies_used: list[str] = Field(default_factory=list)
     notes: list[str] = Field(default_factory=list, description="guardrail messages for the next step")
