@@ -498,11 +498,12 @@ def baseline_program(args):
 
 def cmd_optimize(args) -> int:
     positive("--tune-settings", args.tune_settings)
+    space = SEARCH_SPACE
     if args.tune_only:
         if not args.tune_settings:
             raise UsageError("--tune-only names the settings --tune-settings N tunes: pass --tune-settings too")
         try:
-            subspace(args.tune_only.split(","))
+            space = subspace(args.tune_only.split(","))
         except ValueError as error:
             raise UsageError(f"--tune-only: {error}") from None
     spec = OPTIMIZERS.get(args.optimizer)  # None: --optimizer none, the prompts are kept
@@ -573,7 +574,7 @@ def cmd_optimize(args) -> int:
                       f"{chosen.false_abstention:.0%})")
                 tracker.log_metrics({"reader_min_confidence": chosen.threshold})
             if args.tune_settings:
-                tune_on_train(args, compiled, parts["train"], results / f"{stem}-tune", tracker)
+                tune_on_train(args, compiled, parts["train"], results / f"{stem}-tune", tracker, space)
             save_program(compiled, out)
             print(f"compiled in {time.perf_counter() - started:.0f} s; saved {out}")
         compile_seconds = time.perf_counter() - started
@@ -595,10 +596,10 @@ def cmd_optimize(args) -> int:
     return 0
 
 
-def tune_on_train(args, compiled: DeltaSeek, train: list[dspy.Example], stem: Path, tracker: Tracker) -> None:
-    """`--tune-settings N`: N optuna trials over the compiled program's settings on the train split;
-    the chosen settings are kept, and saved, with the program."""
-    space = subspace(args.tune_only.split(",")) if args.tune_only else SEARCH_SPACE
+def tune_on_train(args, compiled: DeltaSeek, train: list[dspy.Example], stem: Path, tracker: Tracker,
+                  space: dict) -> None:
+    """`--tune-settings N`: N optuna trials over `space` (the compiled program's settings, or those
+    `--tune-only` names) on the train split; the chosen settings are kept, and saved, with the program."""
     tuning = tune_settings(compiled.with_settings, compiled.settings, train, combined_metric, args.tune_settings,
                            stem.parent, stem=stem.name, threads=args.threads, tracker=tracker, resume=args.resume,
                            space=space)

@@ -171,7 +171,6 @@ def tune_settings(make_program: Callable[[AgentSettings], dspy.Module], start: A
 
     with warnings.catch_warnings():  # trial 0, the settings as they are, may lie outside the space
         warnings.filterwarnings("ignore", message="Fixed parameter")
-        warnings.filterwarnings("ignore", category=optuna.exceptions.ExperimentalWarning)
         # optimize, not ask-and-tell: the brute-force sampler stops the study once it has tried all
         study.optimize(objective, n_trials=n_trials)
     chosen = dict(study.best_trial.params)

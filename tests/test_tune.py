@@ -76,7 +76,7 @@ def test_a_space_the_trials_can_cover_is_tried_whole(tools, tmp_path):
     space = subspace(["max_searches"])
     tuning = tune_settings(factory(tools), AgentSettings(profile="small"), EXAMPLES[:2], combined_metric, n_trials=6,
                            results_dir=tmp_path, lm=scenario_lm("echo", "search_corpus"), space=space)
-    assert [t["max_searches"] for t in tuning.trials][0] is None  # trial 0: the settings as given
+    assert tuning.trials[0]["max_searches"] is None  # trial 0: the settings as given
     assert sorted(map(str, (t["max_searches"] for t in tuning.trials))) == ["1", "2", "3", "None"]
     assert isinstance(sampler_for(SEARCH_SPACE, 20, 0), optuna.samplers.TPESampler)  # too large to try whole
     with pytest.raises(ValueError, match="cannot tune profile"):

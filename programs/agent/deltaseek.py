@@ -150,8 +150,6 @@ class DeltaSeek(dspy.Module):
         stop: StopReason | None = None
         while stop is None:
             stop = self.stop_reason(pad)
-            if stop == "max_searches" and self.evidence_answers(pad):
-                stop = "answered"  # the last search allowed found the answer: nothing was cut short
             if stop:
                 break
             if self.evidence_answers(pad):
@@ -191,7 +189,7 @@ class DeltaSeek(dspy.Module):
         pad.task_kind, pad.plan, pad.interpretation = kind, text.PLANS[kind], pad.question
         pad.soft_budget, pad.hard_budget, pad.strategy_order = soft, hard, list(order)
         caps = self.settings.search_caps_from_task_kind
-        kind_cap = TASK_SEARCH_CAPS.get(kind) if (caps if caps is not None else self.profile() == "small") else None
+        kind_cap = TASK_SEARCH_CAPS.get(kind) if (self.profile() == "small" if caps is None else caps) else None
         pad.max_searches = min(filter(None, (kind_cap, self.settings.max_searches)), default=None)
         pad.subject_presence = {subject: self.sources_name(subject) for subject in guard.question_subjects(pad.question)}
 
@@ -223,7 +221,8 @@ class DeltaSeek(dspy.Module):
         if guard.hard_budget_reached(pad, pad.hard_budget):
             return "hard_budget"
         if guard.search_limit_reached(pad, pad.max_searches):
-            return "max_searches"
+            # the last search allowed found the answer: nothing was cut short
+            return "answered" if self.evidence_answers(pad) else "max_searches"
         if guard.answerability_stops_search(pad, self.steering(pad)):
             return "answerability"
         if guard.search_exhausted(pad, self.settings.exhaustion_window):
