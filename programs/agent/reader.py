@@ -23,13 +23,13 @@ _MONTHS = "January|February|March|April|May|June|July|August|September|October|N
 _YEAR = r"(?:1[5-9]|20)\d{2}"
 _DATE = re.compile(rf"\b(?:\d{{1,2}} (?:{_MONTHS}) \d{{4}}|(?:{_MONTHS}) \d{{1,2}}, \d{{4}}|(?:{_MONTHS}) \d{{4}}|"
                    rf"{_YEAR}\s?[–-]\s?(?:{_YEAR}|\d{{2}})|{_YEAR})\b")
-"""A date: day, month and year; month and year; a span of years ("1735–1796", "1914-18"); a year."""
+"""A date: day, month and year; month and year; a span of years ("1790–1796", "1914-18"); a year."""
 _NUMBER = re.compile(r"(?<![\w.])(?:US\$|\$|€|£)?\d[\d,]*(?:\.\d+)?(?:\s?(?:%|percent|million|billion|thousand))?"
                      r"|\b(?:tens|hundreds|thousands|millions|billions) of \w+"
                      r"|\b(?:two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|fifteen|twenty|thirty|forty|"
                      r"fifty|hundred)\b(?=\s+[a-z]+s\b)")
 """A figure: digits with a currency or a scale, "thousands of ...", or a count in words before the
-plural noun it counts ("six months", "four engines"; not "three publish": a verb follows; not "one",
+plural noun it counts ("six weeks", "four bridges"; not "three arrived": a verb follows; not "one",
 which names more often than it counts)."""
 _STREET = r"(?:Avenue|Street|Road|Boulevard|Lane|Drive|Way|Place|Square|Plaza|Parkway|Court|Ave\.|St\.|Blvd\.|Rd\.)"
 _ADDRESS = re.compile(rf"\b\d{{1,5}}(?:[-–]\d{{1,5}})? (?:[A-Z0-9][\w'.-]* ){{0,4}}{_STREET}")
@@ -310,7 +310,7 @@ def extract_span(question: str, kind: AnswerType, facts: list, extra_terms: set[
                 if span is None:
                     continue
             if " " not in span and sentence.startswith(span) and (span.lower() in ordinary or _CONNECTIVE.fullmatch(span)):
-                continue  # "However", "Solar": capitalized because it opens the sentence, not a name
+                continue  # "However", "Rising": capitalized because it opens the sentence, not a name
             span_words = {w.lower() for w in re.findall(r"\w+", fold_accents(span))}
             if not span_words or span_words <= asked_words or span_words & unlike:
                 continue  # the question's own words are not its answer
