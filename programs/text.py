@@ -60,6 +60,17 @@ def named_entities(text: str) -> list[str]:
     return [w for w in names if w[:1].isupper() and w.lower() not in skip]
 
 
+_CAPITALIZED_WORD = r"(?!(?:The|A|An|In|On|At|By|Of)\b)[A-Z][a-z]+"
+_CAPITALIZED_RUN = re.compile(rf"\b{_CAPITALIZED_WORD}(?:\s+(?:(?:of|the|and|for|de)\s+)?{_CAPITALIZED_WORD})+")
+
+
+def acronyms(text: str) -> set[str]:
+    """What the text's names of several capitalized words are shortened to, lowercased: a
+    question's "UN" is said by a passage that writes "the United Nations", "CBC" by "Canadian
+    Broadcasting Corporation" (the small words inside a name have no letter in it)."""
+    return {"".join(w[0] for w in run.split() if w[0].isupper()).lower() for run in _CAPITALIZED_RUN.findall(text)}
+
+
 def key_terms(query: str) -> list[str]:
     """The words a relevant text must contain, as the BM25 tokenizer splits them."""
     import bm25s

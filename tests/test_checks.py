@@ -131,6 +131,14 @@ def test_support_is_low_for_a_sentence_about_another_thing():
     assert sure > other and sure > renamed and sure > negated
 
 
+def test_a_name_asked_by_its_initials_is_said_by_the_passage_that_spells_it_out():
+    fact = Fact(source="wa", title="Water board", text="The Tarbury Water Authority opened the dam in 1931.", step=1)
+    shortened = support("When did the TWA open the dam?", fact.text, fact)
+    spelled = support("When did the Tarbury Water Authority open the dam?", fact.text, fact)
+    unknown = support("When did the KLM open the dam?", fact.text, fact)
+    assert spelled > shortened > 0.5 > unknown  # the initials cost no missing name; their words are fewer
+
+
 def test_the_profile_is_one_setting_with_a_default_per_model(corpus, use_lm):
     """Capable for any model but the embedded one (which is small, tests/test_end_to_end.py), unless
     set; the settings that follow from it can each be set on their own."""

@@ -248,6 +248,10 @@ def test_subjects_missing_from_facts_catches_evidence_about_something_else():
     pad = pad_with(question="Who is the lieutenant governor of Ohio?")
     pad.facts.append(Fact(source="o", title="Lieutenant Governor of Ohio", text="The office ...", step=1))
     assert guard.subjects_missing_from_facts(pad) == []
+    pad = pad_with(question="Who chairs the TWA?")  # initials the facts spell out are no missing subject
+    pad.facts.append(Fact(source="w", title="Water", text="The Tarbury Water Authority is chaired by Ada Lind.", step=1))
+    pad.subject_presence = {"TWA": False}
+    assert guard.subjects_missing_from_facts(pad) == []
 
 
 def test_the_program_s_answer_quotes_the_fact_about_the_subject_when_it_abstains():

@@ -52,6 +52,11 @@ def pad_of(question, *ids):
     ("In what language is Tern written?", ["entity"]),
     ("Who led the country where the composer of Tern was a citizen?", ["person"]),  # "where" relative
     ("What is the usual snowfall in the city where Lumen Labs was founded?", ["other"]),
+    ("What was the first ship to cross the strait?", ["entity"]),  # one singled out of a kind: a name
+    ("What was the result of the vote?", ["entity"]),
+    ("What was decided?", ["other"]),
+    ("In 1990, who led the band?", ["person"]),  # the question starts after the scene-setting phrase
+    ("According to the survey, how many towns have a ferry?", ["number"]),
 ])
 def test_the_expected_answer_type_comes_from_the_wording(question, kinds):
     assert expected_answer_types(question) == kinds

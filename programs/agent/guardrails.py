@@ -8,7 +8,7 @@ import re
 from deltaseek.programs.agent.reader import metric_terms
 from deltaseek.programs.agent.scratchpad import Scratchpad
 from deltaseek.programs.agent.settings import STRATEGIES
-from deltaseek.programs.text import meaningful_tokens, named_entities, normalize_query
+from deltaseek.programs.text import acronyms, meaningful_tokens, named_entities, normalize_query
 from deltaseek.signatures import ANSWERABILITY
 
 
@@ -131,7 +131,7 @@ def subjects_missing_from_facts(pad: Scratchpad) -> list[str]:
     its collection said no passage names them (`pad.subject_presence`), or, where no tool can
     tell, a search that named them found nothing about them (the Xyzzyville case). A subject the
     collection holds is not missing because the passages read so far are about something else."""
-    evidence = evidence_tokens(pad)
+    evidence = evidence_tokens(pad) | acronyms(" ".join(f.title + " " + f.text for f in pad.facts))
     searched = [meaningful_tokens(c.query) for c in pad.executed_calls if not c.status.failed]
     missing = []
     for subject in question_subjects(pad.question):

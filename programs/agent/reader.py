@@ -15,7 +15,7 @@ import re
 from dataclasses import dataclass, replace
 from typing import Literal
 
-from deltaseek.programs.text import fold_accents, meaningful_tokens, named_entities, normalize_query, stopwords
+from deltaseek.programs.text import acronyms, fold_accents, meaningful_tokens, named_entities, normalize_query, stopwords
 
 AnswerType = Literal["person", "place", "date", "number", "address", "yes_no", "entity", "other"]
 
@@ -59,6 +59,10 @@ _METRIC = re.compile(r"(?:\b([a-z]\w*) )?\b(rate|percentage|share|number|populat
                      r"(?: of ([a-z]\w*))?|\bhow many ([a-z]\w*)")
 """The figure a number question asks for, with the lower-case word naming what is counted."""
 
+_RANKS = ("first|last|only|second|third|next|main|largest|biggest|smallest|oldest|newest|highest|lowest|longest|"
+          "tallest|earliest|latest|best|worst|most|least|leading|top")
+"""Words that single out one of a kind: "What was the first ship to cross the strait?" asks for its name."""
+
 _MEASURES = "weight|mass|height|length|width|depth|area|volume|speed|temperature|distance|duration|capacity|altitude|elevation"
 """Quantities that are measured: "What is the weight of the bell?" asks for a number, not a name."""
 
@@ -72,9 +76,11 @@ QUESTION_TYPES: list[tuple[re.Pattern, AnswerType]] = [
                 rf"{_MEASURES})\b", re.I),
      "number"),
     (re.compile(r"^\s*(?:is|are|was|were|does|do|did|can|could|has|have|will|should)\b", re.I), "yes_no"),
-    # "What county ...", "Which company ...", "What is the name of ...": a named thing
+    # "What county ...", "Which company ...", "What is the name of ...", "What was the first ship
+    # to ...": a named thing
     (re.compile(r"^\s*(?:(?:in|of|from|for|by|at|on)\s+)?(?:what|which)\s+(?!(?:is|was|are|were|does|did|do|has|have|had|kind|type)\b)[a-z]+"
-                r"|^\s*what (?:is|was|are|were) the (?:\w+ )?\w+ of\b", re.I), "entity"),
+                r"|^\s*what (?:is|was|are|were) the (?:\w+ )?\w+ of\b"
+                rf"|^\s*what (?:is|was|are|were) the (?:{_RANKS})\b", re.I), "entity"),
 ]
 
 
@@ -91,11 +97,17 @@ _TRAILING_ASK = re.compile(r"\b(?:(?:to|of|for|by|at|in|on|from|with|per)\s+)?(?
 a relative clause instead ("the city where the band was founded")."""
 
 
+_LEADING_PHRASE = re.compile(r"^[^,?]{3,60},\s+(?=(?:who|whom|whose|what|which|when|where|how|why)\b)", re.I)
+"""A phrase that sets the scene before the question word ("In 1990, who ...", "According to the
+survey, what ..."): the question starts after its comma."""
+
+
 def part_type(part: str) -> AnswerType:
     """The type one clause asks for, from its leading question words ("address" anywhere), else
     from a question word that ends it."""
     if QUESTION_TYPES[0][0].search(part):
         return "address"
+    part = _LEADING_PHRASE.sub("", part)
     for pattern, kind in QUESTION_TYPES[1:]:
         match = pattern.search(part)
         if match and match.start() <= LEAD_CHARS:
@@ -377,7 +389,8 @@ def _stem(word: str) -> str:
 
 
 def _stems(text: str) -> set[str]:
-    return {_stem(w) for w in meaningful_tokens(text)} | {_stem(n) for n in re.findall(r"\d[\d,.]*\d|\d", text)}
+    return ({_stem(w) for w in meaningful_tokens(text)} | {_stem(n) for n in re.findall(r"\d[\d,.]*\d|\d", text)}
+            | {_stem(a) for a in acronyms(text)})
 
 
 def rarity(facts: list) -> dict[str, float]:
