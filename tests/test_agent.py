@@ -482,3 +482,18 @@ def test_a_lookup_gets_one_search_and_one_refinement_where_the_kind_caps_searche
         assert "The search stopped at its limit on searches." in pred.caveats
     else:
         assert len(executed(pred)) >= 3 and pred.stop_reason != "max_searches"
+
+
+def test_the_reader_reads_a_long_passage_to_its_end(use_lm):
+    """A fact keeps the passage whole (FACT_CHARS holds an encyclopedia paragraph): what its last
+    sentence says is read, though prompts show only the passage's opening."""
+    opening = " ".join(f"In {year} the town's wool fair drew traders from every port along the coast." for year in
+                       range(1800, 1825))
+    long_passage = Passage(id="long", title="Tarbury bell foundry",
+                           text=f"{opening} The Tarbury bell foundry was founded by Ada Lind in 1702.")
+    assert len(opening) > 1500
+    engine = ScriptedEngine(classify=classify("lookup"), step=junk_after_first_query,
+                            synthesize=lambda _: synth("unknown"))
+    pred = run(engine, [LocalCorpusSearch(CorpusIndex.build([long_passage, *TARBURY]))],
+               "Who founded the Tarbury bell foundry?", use_lm, profile="small")
+    assert pred.answer.startswith("Ada Lind")

@@ -34,8 +34,9 @@ from deltaseek.signatures import (ANSWERABILITY, ClassifyTask, DiversifyQuery, J
                                   StopReason, Synthesize, compact_signature, step_delta_for_tools)
 from deltaseek.signatures import guidance as text
 
-FACT_CHARS = 1200
-"""How much of a passage is kept as a fact: the reader reads it whole; prompts show less."""
+FACT_CHARS = 3000
+"""How much of a passage is kept as a fact: the reader reads it whole (an encyclopedia paragraph
+fits; 1200 cut the tail off one bundled passage in ten, and the answer with it); prompts show less."""
 PROMPT_FACT_CHARS = 400
 COMPACT_FACTS = 4
 """With compact prompts, the step sees this many facts (the most relevant to the question,
