@@ -139,6 +139,12 @@ def test_a_name_asked_by_its_initials_is_said_by_the_passage_that_spells_it_out(
     assert spelled > shortened > 0.5 > unknown  # the initials cost no missing name; their words are fewer
 
 
+def test_an_ordinal_before_a_verb_says_when_and_is_no_name_to_find():
+    fact = Fact(source="b", title="Vey bridges", text="The iron bridge over the Vey opened to traffic in 1911.", step=1)
+    assert support("When was the iron bridge over the Vey first opened?", fact.text, fact) > 0.8
+    assert support("When did the first iron bridge over the Vey open?", fact.text, fact) < 0.5  # "first" names which
+
+
 def test_the_profile_is_one_setting_with_a_default_per_model(corpus, use_lm):
     """Capable for any model but the embedded one (which is small, tests/test_end_to_end.py), unless
     set; the settings that follow from it can each be set on their own."""

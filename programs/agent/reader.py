@@ -358,6 +358,8 @@ _COUNT_WORDS = re.compile(r"\b(?:(?:twenty|thirty|forty|fifty|sixty|seventy|eigh
                           r"six|seven|eight|nine|ten|eleven|twelve|first|second|third|fourth|fifth|sixth|seventh|"
                           r"eighth|ninth|tenth|eleventh|twelfth|hundred|thousand|million|billion)(?:th)?\b", re.I)
 """Numbers and ordinals in words: as much a name of one thing as a figure ("the thirty-fourth film")."""
+_WHEN_WORD = re.compile(r"\s+(?:(?!hundred)\w{2,}ed|began|came|became|went|ran|won|met|saw|made|took|built|wrote|sold|held)\b")
+"""A verb after an ordinal makes it say when, not which: "first introduced", "last seen"."""
 _NEGATION = re.compile(r"\b(?:not|never|no longer|n['’]t|neither|nor)\b", re.I)
 _NAME_RUN = re.compile(r"\b[A-Z][\w'’-]*(?:\s+(?:(?:of|the|de|van|von)\s+)?[A-Z][\w'’-]*)+")
 
@@ -372,7 +374,7 @@ def question_names(question: str) -> set[str]:
     word, figures, and numbers or ordinals in words."""
     rest = _rest(question)
     names = (meaningful_tokens(" ".join(named_entities(rest))) | set(re.findall(r"\d[\d,.]*\d|\d", rest))
-             | {m.lower() for m in _COUNT_WORDS.findall(rest)})
+             | {m.group(0).lower() for m in _COUNT_WORDS.finditer(rest) if not _WHEN_WORD.match(rest, m.end())})
     return {_stem(w) for w in names}
 
 
