@@ -57,6 +57,9 @@ def pad_of(question, *ids):
     ("What was decided?", ["other"]),
     ("In 1990, who led the band?", ["person"]),  # the question starts after the scene-setting phrase
     ("According to the survey, how many towns have a ferry?", ["number"]),
+    ("Into what sea does the Vell flow?", ["entity"]),
+    ("The ship was renamed what?", ["entity"]),  # a name asked for at the end
+    ("The ship was loaded with what?", ["other"]),
 ])
 def test_the_expected_answer_type_comes_from_the_wording(question, kinds):
     assert expected_answer_types(question) == kinds

@@ -78,7 +78,7 @@ QUESTION_TYPES: list[tuple[re.Pattern, AnswerType]] = [
     (re.compile(r"^\s*(?:is|are|was|were|does|do|did|can|could|has|have|will|should)\b", re.I), "yes_no"),
     # "What county ...", "Which company ...", "What is the name of ...", "What was the first ship
     # to ...": a named thing
-    (re.compile(r"^\s*(?:(?:in|of|from|for|by|at|on)\s+)?(?:what|which)\s+(?!(?:is|was|are|were|does|did|do|has|have|had|kind|type)\b)[a-z]+"
+    (re.compile(r"^\s*(?:(?:in|into|of|from|for|by|at|on|under|during)\s+)?(?:what|which)\s+(?!(?:is|was|are|were|does|did|do|has|have|had|kind|type)\b)[a-z]+"
                 r"|^\s*what (?:is|was|are|were) the (?:\w+ )?\w+ of\b"
                 rf"|^\s*what (?:is|was|are|were) the (?:{_RANKS})\b", re.I), "entity"),
 ]
@@ -102,6 +102,10 @@ _LEADING_PHRASE = re.compile(r"^[^,?]{3,60},\s+(?=(?:who|whom|whose|what|which|w
 survey, what ..."): the question starts after its comma."""
 
 
+_CALLED_WHAT = re.compile(r"\b(?:called|named|titled|renamed|nicknamed|known as)\s+what\s*\?*\s*$", re.I)
+"""A name asked for at the end: "The ship was renamed what?"."""
+
+
 def part_type(part: str) -> AnswerType:
     """The type one clause asks for, from its leading question words ("address" anywhere), else
     from a question word that ends it."""
@@ -114,6 +118,8 @@ def part_type(part: str) -> AnswerType:
             return kind
     trailing = _TRAILING_ASK.search(part)
     if trailing:
+        if _CALLED_WHAT.search(part):
+            return "entity"
         asked = re.sub(r"^(?:(?:to|of|for|by|at|in|on|from|with|per)\s+)", "", trailing.group(0), flags=re.I)
         kind = next((k for pattern, k in QUESTION_TYPES[1:] if pattern.match(asked)), "other")
         return "other" if kind == "yes_no" else kind
