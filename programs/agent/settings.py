@@ -13,7 +13,7 @@ STRATEGIES = ("direct", "broader", "narrower", "synonyms", "entity-focused", "te
 question's next hop through the entity the first one found)."""
 
 
-READER_MIN_CONFIDENCE = 0.10
+READER_MIN_CONFIDENCE = 0.15
 """The reader's abstention threshold as calibrated on the read part of the bundled labeled sets
 (README: "The reader abstains when unsure")."""
 
