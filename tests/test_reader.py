@@ -60,6 +60,7 @@ def pad_of(question, *ids):
     ("Into what sea does the Vell flow?", ["entity"]),
     ("The ship was renamed what?", ["entity"]),  # a name asked for at the end
     ("The ship was loaded with what?", ["other"]),
+    ("The Tarbury Rovers play at which ground in Portmere?", ["entity"]),  # a phrase placing a name may follow
 ])
 def test_the_expected_answer_type_comes_from_the_wording(question, kinds):
     assert expected_answer_types(question) == kinds

@@ -90,11 +90,13 @@ question's own: "What is the snowfall in the city where X formed?" asks for a fi
 _PARTS = re.compile(r",?\s+and\s+(?=(?:who|whom|whose|where|when|what|which|how|in what)\b)", re.I)
 
 
-_TRAILING_ASK = re.compile(r"\b(?:(?:to|of|for|by|at|in|on|from|with|per)\s+)?(?:what|which|who|whom|whose|when|where|"
-                           r"how (?:many|much|long|old))\b(?:\s+[\w'’-]+){0,2}\s*\?*\s*$", re.I)
+_TRAILING_ASK = re.compile(r"(?i:\b(?:(?:to|of|for|by|at|in|on|from|with|per)\s+)?(?:what|which|who|whom|whose|when|where|"
+                           r"how (?:many|much|long|old))\b(?:\s+[\w'’-]+){0,2})"
+                           r"(?:\s+(?:in|of|on|at|from)\s+(?:the\s+)?[A-Z][\w'’-]*(?:\s+[A-Z][\w'’-]*)*)?\s*\?*\s*$")
 """A question word at the end asks as one at the start does: "She gave the prize to which school?",
-"Filming began when?", "The song was written by whom?". Followed by more than two words it opens
-a relative clause instead ("the city where the band was founded")."""
+"Filming began when?", "The song was written by whom?", "They play at which ground in Portmere?"
+(a phrase placing a named thing may follow). Followed by more than two other words it opens a
+relative clause instead ("the city where the band was founded")."""
 
 
 _LEADING_PHRASE = re.compile(r"^[^,?]{3,60},\s+(?=(?:who|whom|whose|what|which|when|where|how|why)\b)", re.I)
