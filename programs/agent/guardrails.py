@@ -131,7 +131,8 @@ def subjects_missing_from_facts(pad: Scratchpad) -> list[str]:
     its collection said no passage names them (`pad.subject_presence`), or, where no tool can
     tell, a search that named them found nothing about them (the Xyzzyville case). A subject the
     collection holds is not missing because the passages read so far are about something else."""
-    evidence = evidence_tokens(pad) | acronyms(" ".join(f.title + " " + f.text for f in pad.facts))
+    said = facts_text(pad)
+    evidence = meaningful_tokens(said) | acronyms(said)
     searched = [meaningful_tokens(c.query) for c in pad.executed_calls if not c.status.failed]
     missing = []
     for subject in question_subjects(pad.question):
@@ -175,8 +176,13 @@ def repeats_itself(text: str, times: int = 3) -> bool:
     return False
 
 
+def facts_text(pad: Scratchpad) -> str:
+    """Every fact read, titles included, as one text."""
+    return " ".join(f.title + " " + f.text for f in pad.facts)
+
+
 def evidence_tokens(pad: Scratchpad) -> set[str]:
-    return meaningful_tokens(" ".join(f.title + " " + f.text for f in pad.facts))
+    return meaningful_tokens(facts_text(pad))
 
 
 def reject_junk_query(query: str, pad: Scratchpad, reserved_names: set[str]) -> str | None:
@@ -214,7 +220,8 @@ group the question names only by its nickname, spelled out)."""
 def uncovered_terms(pad: Scratchpad) -> list[str]:
     """The question's meaningful words that no fact found contains, in the question's order:
     what the search has not looked at yet (seed 000: each side of a comparison, then proxies)."""
-    evidence = evidence_tokens(pad) | {NUMBER_WORDS.get(t, t) for t in evidence_tokens(pad)}
+    read = evidence_tokens(pad)
+    evidence = read | {NUMBER_WORDS.get(t, t) for t in read}
     evidence |= {digit for digit, word in NUMBER_WORDS.items() if word in evidence}
     asked = metric_terms(pad.question)  # a figure no source states is the proxy case, not a lead
     words = [w for w in normalize_query(pad.question).split() if w.strip(".") in meaningful_tokens(w)]
