@@ -568,13 +568,11 @@ def cmd_optimize(args) -> int:
         else:
             compiled = compile_program(args.optimizer, student, parts["train"], budget, args.threads,
                                        reflection_lm) if spec else student.deepcopy()
-            if chosen := calibration.recalibrate(compiled, parts["train"]):  # saved with the program
-                print(f"reader_min_confidence = {chosen.threshold:.2f}, calibrated on the train split "
-                      f"(abstention on unanswerable {chosen.abstention_on_unanswerable:.0%}, false abstention "
-                      f"{chosen.false_abstention:.0%})")
-                tracker.log_metrics({"reader_min_confidence": chosen.threshold})
+            recalibrate_on_train(compiled, parts["train"], tracker)  # saved with the program
             if args.tune_settings:
                 tune_on_train(args, compiled, parts["train"], results / f"{stem}-tune", tracker, space)
+                if "reader_min_confidence" not in space:  # the searches changed what the reader reads: again
+                    recalibrate_on_train(compiled, parts["train"], tracker, "with the tuned settings")
             save_program(compiled, out)
             print(f"compiled in {time.perf_counter() - started:.0f} s; saved {out}")
         compile_seconds = time.perf_counter() - started
@@ -594,6 +592,15 @@ def cmd_optimize(args) -> int:
         tracker.log_artifact(out, "program")
         log_compiled_model(tracker, compiled, parts[held_out[0]][0].question, args.register)
     return 0
+
+
+def recalibrate_on_train(compiled: DeltaSeek, train: list[dspy.Example], tracker: Tracker, how: str = "") -> None:
+    """The reader's thresholds calibrated on the train split (when it holds unanswerable questions)."""
+    if chosen := calibration.recalibrate(compiled, train):
+        print(f"{calibration.describe(chosen)}, calibrated on the train split{' ' + how if how else ''} "
+              f"(abstention on unanswerable {chosen.abstention_on_unanswerable:.0%}, false abstention "
+              f"{chosen.false_abstention:.0%})")
+        tracker.log_metrics(calibration.threshold_metrics(chosen))
 
 
 def tune_on_train(args, compiled: DeltaSeek, train: list[dspy.Example], stem: Path, tracker: Tracker,
@@ -677,13 +684,13 @@ def cmd_calibrate(args) -> int:
         outcomes = calibration.collect(program, examples, lm, progress=lambda: bar.update(1))
     chosen, table = calibration.choose(outcomes, args.max_false_abstention)
     print(calibration.format_table(table, chosen))
-    print(f"reader_min_confidence = {chosen.threshold:.2f} ({args.dataset}, {args.split} split, {len(examples)} "
+    print(f"{calibration.describe(chosen)} ({args.dataset}, {args.split} split, {len(examples)} "
           f"questions, {sum(not o.answerable for o in outcomes)} unanswerable; false abstention at most "
           f"{args.max_false_abstention:.0%})")
     with Tracker(args.tracking_uri, run_name="calibrate", traces=False, experiment=args.experiment) as tracker:
         tracker.log_params({"command": "calibrate", "dataset": args.dataset, "split": args.split,
                             "scenario": args.scenario, "max_false_abstention": args.max_false_abstention})
-        tracker.log_metrics({"reader_min_confidence": chosen.threshold,
+        tracker.log_metrics({**calibration.threshold_metrics(chosen),
                              "abstention_on_unanswerable": chosen.abstention_on_unanswerable,
                              "false_abstention": chosen.false_abstention, "f1_answerable": chosen.f1_answerable})
     return 0

@@ -101,6 +101,14 @@ def test_answerability_comes_from_the_evidence():
     assert read_evidence(pad_of("Who founded Lumen Labs?", "lumen")).answerability == "unknown"
 
 
+def test_a_span_needs_the_threshold_of_its_answer_type():
+    pad = pad_of("Who designed the stone part of Tern?", "tern")  # "Ada Quill", from a sentence with no stone part
+    assert read_evidence(pad, 0.5).answerability == "direct"
+    unsure = read_evidence(pad, 0.5, {"person": 0.7})
+    assert unsure.answerability == "unknown" and not unsure.spans and unsure.unsure[0].span == "Ada Quill"
+    assert read_evidence(pad, 0.7, {"person": 0.5}).spans[0].span == "Ada Quill"  # the type's own wins both ways
+
+
 def test_an_ambiguous_term_becomes_an_assumption_naming_the_reading():
     pad = pad_of("How popular is Kestrel among compiler writers?", "kestrel-bird", "kestrel-lang", "tern")
     [note] = ambiguous_terms(pad)

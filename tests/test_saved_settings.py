@@ -9,11 +9,11 @@ import deltaseek
 import deltaseek.programs.agent.deltaseek as agent_module
 from deltaseek import AgentSettings, DeltaSeek, ProgramFileError, save_program
 from deltaseek.cli import build_parser, build_program
-from deltaseek.programs.agent.settings import READER_MIN_CONFIDENCE
+from deltaseek.programs.agent.settings import READER_MIN_CONFIDENCE, READER_MIN_CONFIDENCE_BY_TYPE
 from tests.scripted import ScriptedEngine, classify, scripted_lm, step, synth
 from tests.test_calibrate import tools  # noqa: F401 (the fixture: two passages)
 
-TUNED = {"reader_min_confidence": 0.3, "hard_budget": 5, "soft_budget": 3, "exhaustion_window": 2,
+TUNED = {"reader_min_confidence": 0.3, "reader_min_confidence_by_type": {"person": 0.5}, "hard_budget": 5, "soft_budget": 3, "exhaustion_window": 2,
          "budgets_from_task_kind": False}
 
 
@@ -34,9 +34,10 @@ def test_tuned_settings_are_saved_and_restored_by_from_compiled(tools, tmp_path)
     assert json.loads(again.read_text())["settings"] == TUNED
 
 
-def test_an_untuned_program_saves_only_its_calibrated_threshold(tools, tmp_path):
+def test_an_untuned_program_saves_only_its_calibrated_thresholds(tools, tmp_path):
     path = save_program(DeltaSeek(tools=tools, settings=AgentSettings(hard_budget=3)), tmp_path / "plain.json")
-    assert json.loads(path.read_text())["settings"] == {"reader_min_confidence": READER_MIN_CONFIDENCE}
+    assert json.loads(path.read_text())["settings"] == {"reader_min_confidence": READER_MIN_CONFIDENCE,
+                                                        "reader_min_confidence_by_type": READER_MIN_CONFIDENCE_BY_TYPE}
     assert DeltaSeek.from_compiled(path, tools=tools, settings=AgentSettings(hard_budget=4)).settings.hard_budget == 4
 
 
@@ -48,14 +49,18 @@ def test_a_file_saved_before_issue_22_loads_its_calibration(tools, tmp_path):
     path.write_text(json.dumps(state))
     loaded = DeltaSeek.from_compiled(path, tools=tools)
     assert loaded.settings.reader_min_confidence == 0.35
+    assert loaded.settings.reader_threshold("person") == 0.35  # one threshold for every type, as calibrated then
     assert loaded.settings.hard_budget == AgentSettings().hard_budget
     resaved = json.loads(save_program(loaded, tmp_path / "new.json").read_text())
-    assert resaved["settings"] == {"reader_min_confidence": 0.35} and "calibration" not in resaved
+    assert resaved["settings"] == {"reader_min_confidence": 0.35, "reader_min_confidence_by_type": {}}
+    assert "calibration" not in resaved
 
 
 @pytest.mark.parametrize("saved,problem", [
     ({"profile": "small"}, "does not carry: profile"),
     ({"hard_budget": 0}, "hard_budget"),
+    ({"reader_min_confidence_by_type": {"person": 1.5}}, "reader_min_confidence_by_type.person"),
+    ({"reader_min_confidence_by_type": {"persons": 0.5}}, "reader_min_confidence_by_type.persons"),
     ([0.3], "must be an object"),
 ])
 def test_bad_saved_settings_are_refused_with_the_file_named(tools, tmp_path, saved, problem):

@@ -15,7 +15,7 @@ from deltaseek.optimize.tracking import Tracker
 from deltaseek.optimize.tune import SEARCH_SPACE, format_trials, sampler_for, subspace, tune_settings
 from deltaseek.programs.agent.settings import SAVED_SETTINGS
 from tests.test_calibrate import tools  # noqa: F401 (the fixture: two passages)
-from tests.test_optimize import dataset, offline_tracking, read_jsonl, run_cli, scripted_cli  # noqa: F401 (fixtures)
+from tests.test_optimize import ROWS, dataset, offline_tracking, read_jsonl, run_cli, scripted_cli  # noqa: F401 (fixtures)
 
 
 def labeled(question, answer, label="direct", number=0):
@@ -37,7 +37,8 @@ def factory(tools):
 
 
 def test_tuning_chooses_the_settings_that_score_better(tools, tmp_path):
-    start = AgentSettings(profile="small", reader_min_confidence=0.0)  # answers the unanswerable questions
+    # answers the unanswerable questions: one threshold, 0, for every answer type
+    start = AgentSettings(profile="small", reader_min_confidence=0.0, reader_min_confidence_by_type={})
     space = {"reader_min_confidence": CategoricalDistribution([0.0, 0.8])}
     tuning = tune_settings(factory(tools), start, EXAMPLES, combined_metric, n_trials=4, results_dir=tmp_path,
                            lm=scenario_lm("echo", "search_corpus"), space=space)
@@ -132,3 +133,19 @@ def test_optimize_tunes_only_the_settings_named(capsys, scripted_cli, dataset, t
     code, _, err = run_cli(capsys, "optimize", "--dataset", dataset, "--optimizer", "none", "--tune-settings", "2",
                            "--tune-only", "max_searches,profile", "--out", tmp_path / "x.json")
     assert code == 2 and "--tune-only: cannot tune profile" in err
+
+
+def test_the_reader_is_calibrated_again_on_the_settings_tuned(capsys, scripted_cli, tmp_path, offline_tracking):
+    rows = [{**row, "split": "train"} for row in ROWS]  # an unanswerable question to calibrate on
+    dataset = tmp_path / "with-unanswerable.jsonl"
+    dataset.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    out = tmp_path / "calibrated.json"
+    code, printed, err = run_cli(capsys, "optimize", "--dataset", dataset, "--optimizer", "none", "--tune-settings",
+                                 "4", "--tune-only", "max_searches", "--eval-split", "train", "--out", out,
+                                 "--tracking-uri", offline_tracking)
+    assert code == 0, err
+    first, again = (line for line in printed.splitlines() if "calibrated on the train split" in line)
+    assert printed.index(first) < printed.index("| trial |") < printed.index(again)  # before tuning and after
+    assert "with the tuned settings" in again and "reader_min_confidence_by_type = {" in again
+    assert {"reader_min_confidence", "reader_min_confidence_by_type", "max_searches"} <= set(
+        json.loads(out.read_text())["settings"])

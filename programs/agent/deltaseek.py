@@ -21,7 +21,7 @@ from deltaseek.programs.agent.fallbacks import clean_items, heuristic_query, heu
 from deltaseek.programs.agent.lm_faults import lm_fault_caveats, record_lm_fault
 from deltaseek.programs.agent.program_file import (LEGACY_SETTINGS_KEY, SETTINGS_KEY, load_program_file,
                                                    shipped_program_path)
-from deltaseek.programs.agent.reader import facts_by_relevance
+from deltaseek.programs.agent.reader import expected_answer_types, facts_by_relevance
 from deltaseek.programs.agent.scratchpad import Fact, Scratchpad, StepRecord, ToolCall
 from deltaseek.programs.agent.settings import SAVED_SETTINGS, TASK_PROFILES, TASK_SEARCH_CAPS, AgentSettings
 from deltaseek.programs.agent.text_calls import parse_text_tool_call
@@ -42,7 +42,7 @@ COMPACT_FACTS = 4
 """With compact prompts, the step sees this many facts (the most relevant to the question,
 `COMPACT_STEP_FACT_CHARS` each) and the synthesis as many (`COMPACT_FACT_CHARS` each)."""
 COMPACT_STEP_FACT_CHARS = 120
-CALIBRATED_SETTINGS = ("reader_min_confidence",)
+CALIBRATED_SETTINGS = ("reader_min_confidence", "reader_min_confidence_by_type")
 """Saved with every program: calibrated on labeled data (`deltaseek calibrate`). A program saves
 the settings tuned on labeled data too (`keep_settings`); see SAVED_SETTINGS."""
 CAPABLE_REFINEMENTS = 1
@@ -115,7 +115,10 @@ class DeltaSeek(dspy.Module):
         if not all(isinstance(values, dict) for values in saved):
             raise ValueError("the saved settings must be an object of setting names and values")
         super().load_state(state, **kwargs)
-        self.keep_settings({**saved[0], **saved[1]})
+        values = {**saved[0], **saved[1]}
+        if "reader_min_confidence" in values and "reader_min_confidence_by_type" not in values:
+            values["reader_min_confidence_by_type"] = {}  # calibrated before types had thresholds: one for all
+        self.keep_settings(values)
         return self
 
     def keep_settings(self, values: dict) -> None:
@@ -295,7 +298,7 @@ class DeltaSeek(dspy.Module):
 
     def read(self, pad: Scratchpad) -> Reading:
         """The evidence's reading, with the reader abstaining below the calibrated confidence."""
-        return read_evidence(pad, self.settings.reader_min_confidence)
+        return read_evidence(pad, self.settings.reader_min_confidence, self.settings.reader_min_confidence_by_type)
 
     def profile(self) -> str:
         """`small` or `capable` (AgentSettings.profile): the one place where the two kinds of
@@ -564,7 +567,8 @@ class DeltaSeek(dspy.Module):
             failure = "every search failed, so nothing read supports or rules out an answer"
         elif proposal.asked:
             failure = answer_failure(proposal.answer, pad, self.reserved_names, given, small=self.profile() == "small",
-                                     min_support=self.settings.reader_min_confidence)
+                                     min_support=max(map(self.settings.reader_threshold,
+                                                         expected_answer_types(pad.question))))
             if failure is None and missing_subjects and not is_abstention(proposal.answer):
                 failure = f"no passage in the sources names {', '.join(missing_subjects)}"
             if failure is None:

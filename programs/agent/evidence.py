@@ -8,6 +8,7 @@ The LM's own labels may tighten this reading; they never turn "no typed answer f
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from deltaseek.programs.agent import guardrails as guard
@@ -41,10 +42,10 @@ class Reading:
         return bool(self.spans)
 
 
-def read_evidence(pad: Scratchpad, min_confidence: float = 0.0) -> Reading:
+def read_evidence(pad: Scratchpad, min_confidence: float = 0.0, by_type: Mapping[str, float] | None = None) -> Reading:
     """The program's reading of the facts: a typed span per part of the question whose sentence
-    supports the question at least `min_confidence` (else the reader abstains), related figures,
-    and the answerability they show."""
+    supports the question at least `min_confidence` (`by_type[kind]` for a span of a kind it names;
+    else the reader abstains), related figures, and the answerability they show."""
     calls = pad.executed_calls
     if not pad.facts and calls and all(c.status.failed for c in calls):
         return Reading(answerability="unknown")  # the tools failed: nothing is known about the question yet
@@ -60,7 +61,7 @@ def read_evidence(pad: Scratchpad, min_confidence: float = 0.0) -> Reading:
             return Reading(answerability="unknown")  # whatever the LM claims, a hop is still to search
         return Reading(answerability="untyped")  # no span type to look for: the evidence cannot decide
     found = extract_answer(pad.question, pad.facts)
-    unsure = [e for e in found if e.confidence < min_confidence]
+    unsure = [e for e in found if e.confidence < (by_type or {}).get(e.kind, min_confidence)]
     direct = [e for e in found if e not in unsure and (e.kind != "number" or states_the_metric(pad.question, e))]
     if direct and unfollowed_bridge(pad):
         return Reading(spans=direct, unsure=unsure, answerability="unknown")  # read before the hop that answers it

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Annotated, Literal
 
 from pydantic import BaseModel, Field
 
+from deltaseek.programs.agent.reader import AnswerType
 from deltaseek.signatures import TaskKind
 
 STRATEGIES = ("direct", "broader", "narrower", "synonyms", "entity-focused", "temporal", "proxies", "bridge")
@@ -16,8 +17,13 @@ question's next hop through the entity the first one found)."""
 READER_MIN_CONFIDENCE = 0.15
 """The reader's abstention threshold as calibrated on the read part of the bundled labeled sets
 (README: "The reader abstains when unsure")."""
+READER_MIN_CONFIDENCE_BY_TYPE: dict[AnswerType, float] = {"person": 0.45, "entity": 0.10}
+"""Thresholds of their own for the answer types whose spans `deltaseek calibrate` found better read
+with one (the train part of the bundled SQuAD 2.0 sample): a person's name is right only from a
+sentence that says most of what the question does, while a named thing is often right from one
+that says less."""
 
-SAVED_SETTINGS = ("reader_min_confidence", "soft_budget", "hard_budget", "max_searches", "min_new_tokens",
+SAVED_SETTINGS = ("reader_min_confidence", "reader_min_confidence_by_type", "soft_budget", "hard_budget", "max_searches", "min_new_tokens",
                   "exhaustion_window", "weak_results_before_judging", "relevance_drop", "max_lm_failures",
                   "budgets_from_task_kind", "replaced_moves_before_program_leads")
 """The settings a compiled program may carry: measured on labeled data with its prompts (calibrated
@@ -45,6 +51,10 @@ class AgentSettings(BaseModel):
                                          "supports the question at least this much (0-1); below it the answer says "
                                          "what was found and that the exact answer was not. Calibrated on labeled "
                                          "data (`deltaseek calibrate`), saved with a compiled program.")
+    reader_min_confidence_by_type: dict[AnswerType, Annotated[float, Field(ge=0, le=1)]] = Field(
+        default_factory=lambda: dict(READER_MIN_CONFIDENCE_BY_TYPE),
+        description="The threshold for the spans of these answer types (person, entity, date, ...), in place of "
+        "`reader_min_confidence`: calibrated with it, for the types with enough labeled questions to measure.")
     budgets_from_task_kind: bool = Field(True, description="Let the task kind set soft/hard budgets (seed 004).")
     profile: Profile | None = Field(None, description="How much the program leans on the model: `small` (compact "
                                     "prompts and calls, no helper calls, the evidence decides where it can) or "
@@ -67,6 +77,10 @@ class AgentSettings(BaseModel):
                                          "shorter, tool observations without the passages the scratchpad already "
                                          "holds, and ask only for the outputs the loop uses; None: yes for the small "
                                          "profile, whose speed is its prompt length.")
+
+    def reader_threshold(self, kind: str) -> float:
+        """The confidence a span of this answer type needs for the reader to answer with it."""
+        return self.reader_min_confidence_by_type.get(kind, self.reader_min_confidence)
 
 
 # Budgets and the order of search strategies for each kind of task (seed 004: the kind sets
