@@ -357,6 +357,11 @@ BM25 relevance and the span's closeness to the question's words."""
 NAME_WEIGHT = 2.0
 """A name or a number of the question counts this many ordinary words: it is what makes the
 question about one thing and not another."""
+CONTEXT_NAME_CREDIT = 0.2
+"""What a question's name or number counts, of its weight, when the answer's passage holds it outside
+the answer's sentence: a passage names what it is about once and leaves it to context after ("Ada
+Lind grew up in Tarbury. ... In 2020 she was elected mayor." answers "Who is the mayor of Tarbury?"
+less surely than a sentence naming Tarbury, more surely than a passage that never does)."""
 MISSING_NAME_COST = 0.5
 """What a question's name or number absent from the whole passage costs: "in 1998" asked of a
 passage that says 1996 is another event."""
@@ -417,8 +422,9 @@ def rarity(facts: list) -> dict[str, float]:
 def support(question: str, sentence: str, fact, rare: dict[str, float] | None = None) -> float:
     """How much of what the question says the answer's sentence says too, from 0 to 1: the share
     of the question's meaningful words (stems, each weighed by its `rarity` among the facts read;
-    names and numbers `NAME_WEIGHT` times more) that the sentence or its passage's title holds, less `MISSING_NAME_COST` for each name or number of the
-    question the whole passage lacks. "When did the bridge over the Vey river open?" is well
+    names and numbers `NAME_WEIGHT` times more) that the sentence or its passage's title holds (a
+    name elsewhere in the passage counts `CONTEXT_NAME_CREDIT` of its weight), less
+    `MISSING_NAME_COST` for each name or number of the question the whole passage lacks. "When did the bridge over the Vey river open?" is well
     supported by "The bridge across the Vey opened in 1911." and poorly by "The tunnel under the
     Vey opened in 1911." (no bridge), or by a passage about another river. A name of several
     words the passage never writes as one phrase, and a negation the sentence lacks, cost as
@@ -436,7 +442,8 @@ def support(question: str, sentence: str, fact, rare: dict[str, float] | None = 
     # a word no fact uses weighs as much as the rarest one that is used
     top = max(rare.values(), default=1.0) if rare else 1.0
     weight = {t: (NAME_WEIGHT if t in names else 1.0) * (rare.get(t, top) if rare else 1.0) for t in terms}
-    share = sum(w for t, w in weight.items() if t in near) / sum(weight.values())
+    share = sum(w if t in near else CONTEXT_NAME_CREDIT * w if t in names and t in passage else 0.0
+                for t, w in weight.items()) / sum(weight.values())
     missing = sum(1 for t in names if t not in passage)
     missing += len(unmatched_name_runs(question, f"{fact.title} {fact.text}"))
     if _NEGATION.search(question) and not _NEGATION.search(sentence):
