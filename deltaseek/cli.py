@@ -568,11 +568,15 @@ def cmd_optimize(args) -> int:
         else:
             compiled = compile_program(args.optimizer, student, parts["train"], budget, args.threads,
                                        reflection_lm) if spec else student.deepcopy()
-            recalibrate_on_train(compiled, parts["train"], tracker)  # saved with the program
+            if chosen := calibration.recalibrate(compiled, parts["train"]):  # saved with the program
+                print(f"{calibration.describe(chosen)}, calibrated on the train split "
+                      f"(abstention on unanswerable {chosen.abstention_on_unanswerable:.0%}, false abstention "
+                      f"{chosen.false_abstention:.0%})")
+                tracker.log_metrics(calibration.threshold_metrics(chosen))
+            # Not calibrated again after tuning: each trial was measured with these thresholds, and
+            # recalibrating would run the chosen settings with others (measured worse, README issue 22).
             if args.tune_settings:
                 tune_on_train(args, compiled, parts["train"], results / f"{stem}-tune", tracker, space)
-                if "reader_min_confidence" not in space:  # the searches changed what the reader reads: again
-                    recalibrate_on_train(compiled, parts["train"], tracker, "with the tuned settings")
             save_program(compiled, out)
             print(f"compiled in {time.perf_counter() - started:.0f} s; saved {out}")
         compile_seconds = time.perf_counter() - started
@@ -592,15 +596,6 @@ def cmd_optimize(args) -> int:
         tracker.log_artifact(out, "program")
         log_compiled_model(tracker, compiled, parts[held_out[0]][0].question, args.register)
     return 0
-
-
-def recalibrate_on_train(compiled: DeltaSeek, train: list[dspy.Example], tracker: Tracker, how: str = "") -> None:
-    """The reader's thresholds calibrated on the train split (when it holds unanswerable questions)."""
-    if chosen := calibration.recalibrate(compiled, train):
-        print(f"{calibration.describe(chosen)}, calibrated on the train split{' ' + how if how else ''} "
-              f"(abstention on unanswerable {chosen.abstention_on_unanswerable:.0%}, false abstention "
-              f"{chosen.false_abstention:.0%})")
-        tracker.log_metrics(calibration.threshold_metrics(chosen))
 
 
 def tune_on_train(args, compiled: DeltaSeek, train: list[dspy.Example], stem: Path, tracker: Tracker,

@@ -135,7 +135,8 @@ def test_optimize_tunes_only_the_settings_named(capsys, scripted_cli, dataset, t
     assert code == 2 and "--tune-only: cannot tune profile" in err
 
 
-def test_the_reader_is_calibrated_again_on_the_settings_tuned(capsys, scripted_cli, tmp_path, offline_tracking):
+def test_the_reader_is_calibrated_before_tuning_and_the_trials_run_with_its_thresholds(
+        capsys, scripted_cli, tmp_path, offline_tracking):
     rows = [{**row, "split": "train"} for row in ROWS]  # an unanswerable question to calibrate on
     dataset = tmp_path / "with-unanswerable.jsonl"
     dataset.write_text("".join(json.dumps(r) + "\n" for r in rows))
@@ -144,8 +145,8 @@ def test_the_reader_is_calibrated_again_on_the_settings_tuned(capsys, scripted_c
                                  "4", "--tune-only", "max_searches", "--eval-split", "train", "--out", out,
                                  "--tracking-uri", offline_tracking)
     assert code == 0, err
-    first, again = (line for line in printed.splitlines() if "calibrated on the train split" in line)
-    assert printed.index(first) < printed.index("| trial |") < printed.index(again)  # before tuning and after
-    assert "with the tuned settings" in again and "reader_min_confidence_by_type = {" in again
-    assert {"reader_min_confidence", "reader_min_confidence_by_type", "max_searches"} <= set(
-        json.loads(out.read_text())["settings"])
+    calibrated = [line for line in printed.splitlines() if "calibrated on the train split" in line]
+    assert len(calibrated) == 1 and printed.index(calibrated[0]) < printed.index("| trial |")
+    assert "reader_min_confidence_by_type = {" in calibrated[0]
+    saved = json.loads(out.read_text())["settings"]
+    assert {"reader_min_confidence", "reader_min_confidence_by_type", "max_searches"} <= set(saved)
