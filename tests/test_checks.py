@@ -148,7 +148,8 @@ def test_an_ordinal_before_a_verb_says_when_and_is_no_name_to_find():
 def test_a_name_the_passage_holds_outside_the_sentence_counts_for_a_part():
     text = "Ada Lind grew up in Tarbury and studied law. In 2020 she was elected mayor."
     context = Fact(source="lind", title="Ada Lind", text=text, step=1)
-    elsewhere = Fact(source="moss", title="Ada Moss", text="Ada Moss grew up in Lundby. In 2020 she was elected mayor.", step=1)
+    elsewhere = Fact(source="moss", title="Ada Moss", text="Ada Moss grew up in Lundby. In 2020 she was elected mayor.",
+                     step=1)
     sentence = "In 2020 she was elected mayor."
     named = support("Who was elected mayor of Tarbury in 2020?", "In 2020 she was elected mayor of Tarbury.", context)
     left_to_context = support("Who was elected mayor of Tarbury in 2020?", sentence, context)

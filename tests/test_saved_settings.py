@@ -13,8 +13,8 @@ from deltaseek.programs.agent.settings import READER_MIN_CONFIDENCE, READER_MIN_
 from tests.scripted import ScriptedEngine, classify, scripted_lm, step, synth
 from tests.test_calibrate import tools  # noqa: F401 (the fixture: two passages)
 
-TUNED = {"reader_min_confidence": 0.3, "reader_min_confidence_by_type": {"person": 0.5}, "hard_budget": 5, "soft_budget": 3, "exhaustion_window": 2,
-         "budgets_from_task_kind": False}
+TUNED = {"reader_min_confidence": 0.3, "reader_min_confidence_by_type": {"person": 0.5}, "hard_budget": 5,
+         "soft_budget": 3, "exhaustion_window": 2, "budgets_from_task_kind": False}
 
 
 def tuned_program(tools):

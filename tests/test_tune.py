@@ -15,7 +15,8 @@ from deltaseek.optimize.tracking import Tracker
 from deltaseek.optimize.tune import SEARCH_SPACE, format_trials, sampler_for, subspace, tune_settings
 from deltaseek.programs.agent.settings import SAVED_SETTINGS
 from tests.test_calibrate import tools  # noqa: F401 (the fixture: two passages)
-from tests.test_optimize import ROWS, dataset, offline_tracking, read_jsonl, run_cli, scripted_cli  # noqa: F401 (fixtures)
+from tests.test_optimize import (ROWS, dataset, offline_tracking, read_jsonl, run_cli,  # noqa: F401 (fixtures)
+                                 scripted_cli)
 
 
 def labeled(question, answer, label="direct", number=0):

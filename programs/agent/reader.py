@@ -424,11 +424,11 @@ def support(question: str, sentence: str, fact, rare: dict[str, float] | None = 
     of the question's meaningful words (stems, each weighed by its `rarity` among the facts read;
     names and numbers `NAME_WEIGHT` times more) that the sentence or its passage's title holds (a
     name elsewhere in the passage counts `CONTEXT_NAME_CREDIT` of its weight), less
-    `MISSING_NAME_COST` for each name or number of the question the whole passage lacks. "When did the bridge over the Vey river open?" is well
-    supported by "The bridge across the Vey opened in 1911." and poorly by "The tunnel under the
-    Vey opened in 1911." (no bridge), or by a passage about another river. A name of several
-    words the passage never writes as one phrase, and a negation the sentence lacks, cost as
-    much as a missing name."""
+    `MISSING_NAME_COST` for each name or number of the question the whole passage lacks. "When did
+    the bridge over the Vey river open?" is well supported by "The bridge across the Vey opened in
+    1911." and poorly by "The tunnel under the Vey opened in 1911." (no bridge), or by a passage
+    about another river. A name of several words the passage never writes as one phrase, and a
+    negation the sentence lacks, cost as much as a missing name."""
     names = question_names(question)
     terms = {_stem(w) for w in meaningful_tokens(question)} | names
     if not terms:

@@ -23,9 +23,9 @@ with one (the train part of the bundled SQuAD 2.0 sample): a person's name is ri
 sentence that says most of what the question does, while a named thing is often right from one
 that says less."""
 
-SAVED_SETTINGS = ("reader_min_confidence", "reader_min_confidence_by_type", "soft_budget", "hard_budget", "max_searches", "min_new_tokens",
-                  "exhaustion_window", "weak_results_before_judging", "relevance_drop", "max_lm_failures",
-                  "budgets_from_task_kind", "replaced_moves_before_program_leads")
+SAVED_SETTINGS = ("reader_min_confidence", "reader_min_confidence_by_type", "soft_budget", "hard_budget",
+                  "max_searches", "min_new_tokens", "exhaustion_window", "weak_results_before_judging",
+                  "relevance_drop", "max_lm_failures", "budgets_from_task_kind", "replaced_moves_before_program_leads")
 """The settings a compiled program may carry: measured on labeled data with its prompts (calibrated
 or tuned). The profile and the LM-helper switches are not among them: they follow the model, which
 is whoever runs the program's choice."""
