@@ -605,7 +605,7 @@ def tune_on_train(args, compiled: DeltaSeek, train: list[dspy.Example], stem: Pa
     tuning = tune_settings(compiled.with_settings, compiled.settings, train, combined_metric, args.tune_settings,
                            stem.parent, stem=stem.name, threads=args.threads, tracker=tracker, resume=args.resume,
                            space=space)
-    compiled.keep_settings(tuning.chosen)
+    compiled.keep_settings(tuning.settings)
     print(format_trials(tuning))
     print(f"settings tuned on the train split ({args.tune_settings} trials, {tuning.metric} "
           f"{tuning.baseline[tuning.metric]:.3f} -> {tuning.best[tuning.metric]:.3f}): "

@@ -54,9 +54,14 @@ SEARCH_SPACE: dict[str, BaseDistribution] = {
     # the model's moves replaced in a row before the program makes the moves (0: never; None: the
     # profile's default)
     "replaced_moves_before_program_leads": CategoricalDistribution([None, 0, 1, 2, 3]),
+    # searches one kind of task gets (None: its budgets alone): a cap that suits questions of one kind
+    # leaves the others' searches alone, where `max_searches` caps every question
+    "task_search_caps.lookup": CategoricalDistribution([None, 1, 2, 3]),
+    "task_search_caps.multi_hop": CategoricalDistribution([None, 1, 2, 3, 4]),
 }
 """The settings searched, one line each: an AgentSettings field a compiled program carries
-(SAVED_SETTINGS) and the optuna distribution its values come from."""
+(SAVED_SETTINGS), or `FIELD.KEY` for one key of a dict setting, and the optuna distribution its
+values come from."""
 
 
 @dataclass
@@ -66,6 +71,8 @@ class Tuning:
     chosen: dict[str, Any]
     trials: list[dict]
     metric: str
+    settings: dict[str, Any]
+    """The chosen values as AgentSettings fields (`settings_update`), what the program keeps."""
 
     @property
     def baseline(self) -> dict:
@@ -84,10 +91,39 @@ def results_name(stem: str, params: dict[str, Any]) -> str:
 
 
 def check_space(space: dict[str, BaseDistribution]) -> None:
-    unknown = set(space) - set(SAVED_SETTINGS)
+    unknown = {name.partition(".")[0] for name in space} - set(SAVED_SETTINGS)
     if unknown:
         raise ValueError(f"cannot tune {', '.join(sorted(unknown))}: a compiled program carries only "
                          f"{', '.join(SAVED_SETTINGS)}")
+    not_dicts = sorted(name for name in space if "." in name
+                       and not isinstance(getattr(AgentSettings(), name.partition(".")[0]), dict))
+    if not_dicts:
+        raise ValueError(f"cannot tune {', '.join(not_dicts)}: only a dict setting has keys to tune one by one")
+
+
+def current_value(settings: AgentSettings, name: str) -> Any:
+    """The value `settings` give a searched name: a field, or one key of a dict field (None: unset)."""
+    field, _, key = name.partition(".")
+    value = getattr(settings, field)
+    return value.get(key) if key else value
+
+
+def settings_update(start: AgentSettings, params: dict[str, Any]) -> dict[str, Any]:
+    """A trial's values as AgentSettings fields: `FIELD.KEY` sets one key of the dict `FIELD` and
+    keeps `start`'s others; None unsets the key (`task_search_caps.lookup = None`: lookups keep
+    their budgets alone)."""
+    update: dict[str, Any] = {}
+    for name, value in params.items():
+        field, _, key = name.partition(".")
+        if not key:
+            update[field] = value
+            continue
+        keys = update.setdefault(field, dict(getattr(start, field)))
+        if value is None:
+            keys.pop(key, None)
+        else:
+            keys[key] = value
+    return update
 
 
 def subspace(names: list[str], space: dict[str, BaseDistribution] = SEARCH_SPACE) -> dict[str, BaseDistribution]:
@@ -148,14 +184,14 @@ def tune_settings(make_program: Callable[[AgentSettings], dspy.Module], start: A
         raise ValueError(f"n_trials must be at least 1, got {n_trials}")
     optuna.logging.set_verbosity(optuna.logging.WARNING)
     study = optuna.create_study(direction="maximize", sampler=sampler_for(space, n_trials, seed))
-    study.enqueue_trial({name: getattr(start, name) for name in space})
+    study.enqueue_trial({name: current_value(start, name) for name in space})
     metric_name = getattr(metric, "__name__", "metric")
     trials: list[dict] = []
     seen: dict[str, float] = {}
 
     def objective(trial: optuna.Trial) -> float:
         params = {name: suggest(trial, name, dist) for name, dist in space.items()}
-        settings = AgentSettings.model_validate({**start.model_dump(), **params})
+        settings = AgentSettings.model_validate({**start.model_dump(), **settings_update(start, params)})
         path = Path(results_dir) / results_name(stem, params)
         with dspy.context(**({"lm": lm} if lm is not None else {})):
             report = evaluate_program(make_program(settings), examples, path, threads=threads,
@@ -176,7 +212,7 @@ def tune_settings(make_program: Callable[[AgentSettings], dspy.Module], start: A
     chosen = dict(study.best_trial.params)
     for row in trials:
         row["chosen"] = row["trial"] == study.best_trial.number
-    tuning = Tuning(chosen, trials, metric_name)
+    tuning = Tuning(chosen, trials, metric_name, settings_update(start, chosen))
     if tracker is not None:
         tracker.log_params({"tuned": chosen, "tune_trials": n_trials, "tune_seed": seed})
         tracker.log_metrics({f"tune_baseline_{metric_name}": tuning.baseline[metric_name],
@@ -187,7 +223,7 @@ def tune_settings(make_program: Callable[[AgentSettings], dspy.Module], start: A
 
 def format_trials(tuning: Tuning) -> str:
     """The trials as a markdown table: the settings searched, the objective, LM calls and seconds."""
-    names = [name for name in tuning.trials[0] if name in SAVED_SETTINGS]
+    names = [name for name in tuning.trials[0] if name.partition(".")[0] in SAVED_SETTINGS]
     columns = ["trial", *names, tuning.metric, "lm_calls_mean", "seconds_median"]
     lines = ["| " + " | ".join(columns) + " |", "|" + "---:|" * len(columns)]
     for row in tuning.trials:

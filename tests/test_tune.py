@@ -12,7 +12,8 @@ from optuna.distributions import CategoricalDistribution
 from deltaseek import AgentSettings, DeltaSeek, combined_metric
 from deltaseek.optimize.scenario_lms import scenario_lm
 from deltaseek.optimize.tracking import Tracker
-from deltaseek.optimize.tune import SEARCH_SPACE, format_trials, sampler_for, subspace, tune_settings
+from deltaseek.optimize.tune import (SEARCH_SPACE, format_trials, sampler_for, settings_update, subspace,
+                                     tune_settings)
 from deltaseek.programs.agent.settings import SAVED_SETTINGS
 from tests.test_calibrate import tools  # noqa: F401 (the fixture: two passages)
 from tests.test_optimize import (ROWS, dataset, offline_tracking, read_jsonl, run_cli,  # noqa: F401 (fixtures)
@@ -85,8 +86,35 @@ def test_a_space_the_trials_can_cover_is_tried_whole(tools, tmp_path):
         subspace(["max_searches", "profile"])
 
 
+def test_one_kind_of_task_gets_its_own_search_cap(tools, tmp_path):
+    # the questions are lookups ("Who built ...?"); multi-hop questions keep the start's cap of 3
+    start = AgentSettings(profile="small", task_search_caps={"lookup": 2, "multi_hop": 3})
+    tuning = tune_settings(factory(tools), start, EXAMPLES, combined_metric, n_trials=4, results_dir=tmp_path,
+                           lm=scenario_lm("echo", "search_corpus"), space=subspace(["task_search_caps.lookup"]))
+    assert tuning.trials[0]["task_search_caps.lookup"] == 2  # trial 0: the settings as given
+    tried = {t["task_search_caps.lookup"]: t for t in tuning.trials}
+    assert set(tried) == {None, 1, 2, 3}
+    executed = {cap: [sum(call["executed"] for call in row["tool_calls"])
+                      for row in read_jsonl(tmp_path.joinpath(trial["results"]))] for cap, trial in tried.items()}
+    # the unanswerable questions search on until their trial's cap stops them; uncapped, past 3
+    assert all(max(counts) == cap for cap, counts in executed.items() if cap) and max(executed[None]) > 3, executed
+    lookup_cap = tuning.chosen["task_search_caps.lookup"]
+    assert tuning.settings == {"task_search_caps": {"multi_hop": 3, **({"lookup": lookup_cap} if lookup_cap else {})}}
+
+
+def test_a_key_of_a_dict_setting_is_set_or_unset_alone():
+    start = AgentSettings(task_search_caps={"lookup": 2, "multi_hop": 3})
+    assert settings_update(start, {"task_search_caps.lookup": 1, "hard_budget": 5}) == {
+        "task_search_caps": {"lookup": 1, "multi_hop": 3}, "hard_budget": 5}
+    assert settings_update(start, {"task_search_caps.multi_hop": None}) == {"task_search_caps": {"lookup": 2}}
+    assert start.task_search_caps == {"lookup": 2, "multi_hop": 3}  # the start is not changed
+    with pytest.raises(ValueError, match="only a dict setting"):
+        tune_settings(lambda s: None, AgentSettings(), EXAMPLES, combined_metric, 1, ".",
+                      space={"hard_budget.lookup": CategoricalDistribution([1, 2])})
+
+
 def test_the_space_holds_only_settings_a_program_saves():
-    assert set(SEARCH_SPACE) <= set(SAVED_SETTINGS)
+    assert {name.partition(".")[0] for name in SEARCH_SPACE} <= set(SAVED_SETTINGS)
     assert {"reader_min_confidence", "hard_budget", "soft_budget", "exhaustion_window",
             "budgets_from_task_kind"} <= set(SEARCH_SPACE)
     with pytest.raises(ValueError, match="cannot tune profile"):
@@ -104,13 +132,14 @@ def test_optimize_tunes_the_settings_alone_and_saves_them(capsys, scripted_cli, 
     assert code == 0, err
     assert "| trial |" in printed and "settings tuned on the train split (2 trials" in printed
     saved = json.loads(out.read_text())
-    assert set(SEARCH_SPACE) <= set(saved["settings"])
+    fields = {name.partition(".")[0] for name in SEARCH_SPACE}  # task_search_caps.lookup is task_search_caps'
+    assert fields <= set(saved["settings"])
     assert not any(saved[name]["demos"] for name in ("step_delta", "synthesize"))  # no prompt compiled
     tune_files = sorted(tmp_path.glob("results/optimize-tuned-tune-*.jsonl"))
     assert 1 <= len(tune_files) <= 2 and all(len(read_jsonl(f)) == 2 for f in tune_files)  # the train split
     loaded = DeltaSeek.from_compiled(out)
-    assert {name: getattr(loaded.settings, name) for name in SEARCH_SPACE} == \
-        {name: saved["settings"][name] for name in SEARCH_SPACE}
+    assert {name: getattr(loaded.settings, name) for name in fields} == \
+        {name: saved["settings"][name] for name in fields}
 
 
 def test_optimize_none_without_tuning_is_refused(capsys, scripted_cli, dataset, tmp_path):

@@ -23,7 +23,7 @@ from deltaseek.programs.agent.program_file import (LEGACY_SETTINGS_KEY, SETTINGS
                                                    shipped_program_path)
 from deltaseek.programs.agent.reader import expected_answer_types, facts_by_relevance
 from deltaseek.programs.agent.scratchpad import Fact, Scratchpad, StepRecord, ToolCall
-from deltaseek.programs.agent.settings import SAVED_SETTINGS, TASK_PROFILES, TASK_SEARCH_CAPS, AgentSettings
+from deltaseek.programs.agent.settings import SAVED_SETTINGS, TASK_PROFILES, AgentSettings
 from deltaseek.programs.agent.text_calls import parse_text_tool_call
 from deltaseek.programs.lm import is_embedded, is_fatal_lm_error
 from deltaseek.programs.text import meaningful_tokens, named_entities
@@ -193,7 +193,8 @@ class DeltaSeek(dspy.Module):
         pad.task_kind, pad.plan, pad.interpretation = kind, text.PLANS[kind], pad.question
         pad.soft_budget, pad.hard_budget, pad.strategy_order = soft, hard, list(order)
         caps = self.settings.search_caps_from_task_kind
-        kind_cap = TASK_SEARCH_CAPS.get(kind) if (self.profile() == "small" if caps is None else caps) else None
+        capped_by_kind = self.profile() == "small" if caps is None else caps
+        kind_cap = self.settings.task_search_caps.get(kind) if capped_by_kind else None
         pad.max_searches = min(filter(None, (kind_cap, self.settings.max_searches)), default=None)
         pad.subject_presence = {subject: self.sources_name(subject) for subject in guard.question_subjects(pad.question)}
 

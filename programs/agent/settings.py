@@ -25,7 +25,8 @@ that says less."""
 
 SAVED_SETTINGS = ("reader_min_confidence", "reader_min_confidence_by_type", "soft_budget", "hard_budget",
                   "max_searches", "min_new_tokens", "exhaustion_window", "weak_results_before_judging",
-                  "relevance_drop", "max_lm_failures", "budgets_from_task_kind", "replaced_moves_before_program_leads")
+                  "relevance_drop", "max_lm_failures", "budgets_from_task_kind", "replaced_moves_before_program_leads",
+                  "task_search_caps")
 """The settings a compiled program may carry: measured on labeled data with its prompts (calibrated
 or tuned). The profile and the LM-helper switches are not among them: they follow the model, which
 is whoever runs the program's choice."""
@@ -70,9 +71,14 @@ class AgentSettings(BaseModel):
         "question: the program goes on with its own queries and asks the model only for the answer. 0: never; "
         "None: 1 for the small profile (whose later moves were measured junk), never for the capable.")
     search_caps_from_task_kind: bool | None = Field(
-        None, description="Let the task kind cap the executed searches too (`TASK_SEARCH_CAPS`: a lookup gets "
-        "one search and one refinement); None: yes for the small profile, whose reader answers from the facts "
+        None, description="Let the task kind cap the executed searches too (`task_search_caps`; by default a "
+        "lookup gets one search and one refinement); None: yes for the small profile, whose reader answers from the facts "
         "found and reads better among fewer; a capable model decides itself when it may answer.")
+    task_search_caps: dict[TaskKind, Annotated[int, Field(ge=1)]] = Field(
+        default_factory=lambda: dict(TASK_SEARCH_CAPS),
+        description="The executed searches each kind of task gets at most when the task kind caps them "
+        "(`search_caps_from_task_kind`); a kind not named here keeps its budgets alone. Tuned and saved with a "
+        "compiled program (`optimize --tune-only task_search_caps.lookup`).")
     compact_prompts: bool | None = Field(None, description="Show the LM only the facts most relevant to the question, "
                                          "shorter, tool observations without the passages the scratchpad already "
                                          "holds, and ask only for the outputs the loop uses; None: yes for the small "
@@ -96,7 +102,8 @@ TASK_PROFILES: dict[TaskKind, tuple[int, int, tuple[str, ...]]] = {
 }
 
 TASK_SEARCH_CAPS: dict[TaskKind, int] = {"lookup": 2}
-"""Executed searches a kind of task gets at most (`search_caps_from_task_kind`): a lookup asks for one
+"""Executed searches a kind of task gets at most (the default of `AgentSettings.task_search_caps`, used
+when `search_caps_from_task_kind`; a compile may tune it per kind): a lookup asks for one
 fact of one thing, so one search and one refinement (seed 001's Ohio refinement) are enough, and more
 searches bring passages about other things for the reader to pass over. Measured in issue 22's second
 pass: compiled on SQuAD's train split, two searches scored best of none / 1 / 2 / 3, and held out its
