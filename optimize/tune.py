@@ -58,6 +58,11 @@ SEARCH_SPACE: dict[str, BaseDistribution] = {
     # leaves the others' searches alone, where `max_searches` caps every question
     "task_search_caps.lookup": CategoricalDistribution([None, 1, 2, 3]),
     "task_search_caps.multi_hop": CategoricalDistribution([None, 1, 2, 3, 4]),
+    # the strategy a kind's searches take first (None: the order its profile gives)
+    "first_strategies.lookup": CategoricalDistribution([None, "direct", "narrower", "entity-focused", "synonyms"]),
+    "first_strategies.multi_hop": CategoricalDistribution([None, "entity-focused", "bridge", "direct", "narrower"]),
+    # facts a prompt shows the LM (None: the profile's counts); fewer is faster, more may inform
+    "prompt_facts": CategoricalDistribution([None, 2, 3, 6, 8]),
 }
 """The settings searched, one line each: an AgentSettings field a compiled program carries
 (SAVED_SETTINGS), or `FIELD.KEY` for one key of a dict setting, and the optuna distribution its

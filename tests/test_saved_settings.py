@@ -15,7 +15,8 @@ from tests.test_calibrate import tools  # noqa: F401 (the fixture: two passages)
 
 TUNED = {"reader_min_confidence": 0.3, "reader_min_confidence_by_type": {"person": 0.5}, "hard_budget": 5,
          "soft_budget": 3, "exhaustion_window": 2, "budgets_from_task_kind": False,
-         "task_search_caps": {"lookup": 1, "comparison": 3}}
+         "task_search_caps": {"lookup": 1, "comparison": 3}, "first_strategies": {"lookup": "narrower"},
+         "prompt_facts": 3}
 
 
 def tuned_program(tools):
@@ -64,6 +65,8 @@ def test_a_file_saved_before_issue_22_loads_its_calibration(tools, tmp_path):
     ({"reader_min_confidence_by_type": {"persons": 0.5}}, "reader_min_confidence_by_type.persons"),
     ({"task_search_caps": {"lookups": 1}}, "task_search_caps.lookups"),
     ({"task_search_caps": {"lookup": 0}}, "task_search_caps.lookup"),
+    ({"first_strategies": {"lookup": "sideways"}}, "first_strategies.lookup"),
+    ({"prompt_facts": 0}, "prompt_facts"),
     ([0.3], "must be an object"),
 ])
 def test_bad_saved_settings_are_refused_with_the_file_named(tools, tmp_path, saved, problem):

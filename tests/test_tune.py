@@ -14,7 +14,8 @@ from deltaseek.optimize.scenario_lms import scenario_lm
 from deltaseek.optimize.tracking import Tracker
 from deltaseek.optimize.tune import (SEARCH_SPACE, format_trials, sampler_for, settings_update, subspace,
                                      tune_settings)
-from deltaseek.programs.agent.settings import SAVED_SETTINGS
+from deltaseek.programs.agent.scratchpad import Fact, Scratchpad
+from deltaseek.programs.agent.settings import SAVED_SETTINGS, TASK_PROFILES
 from tests.test_calibrate import tools  # noqa: F401 (the fixture: two passages)
 from tests.test_optimize import (ROWS, dataset, offline_tracking, read_jsonl, run_cli,  # noqa: F401 (fixtures)
                                  scripted_cli)
@@ -111,6 +112,34 @@ def test_a_key_of_a_dict_setting_is_set_or_unset_alone():
     with pytest.raises(ValueError, match="only a dict setting"):
         tune_settings(lambda s: None, AgentSettings(), EXAMPLES, combined_metric, 1, ".",
                       space={"hard_budget.lookup": CategoricalDistribution([1, 2])})
+
+
+def test_a_kind_s_first_strategy_leads_its_order_and_the_rest_follow(tools):
+    question = "Who built the iron bridge over the Vey?"  # a lookup
+    pads = [Scratchpad(question=question), Scratchpad(question=question)]
+    DeltaSeek(tools=tools, settings=AgentSettings(profile="small")).begin(pads[0])
+    first = {"lookup": "synonyms", "multi_hop": "bridge"}
+    DeltaSeek(tools=tools, settings=AgentSettings(profile="small", first_strategies=first)).begin(pads[1])
+    profile_order = list(TASK_PROFILES["lookup"][2])
+    assert pads[0].strategy_order == profile_order
+    assert pads[1].strategy_order == ["synonyms", *(s for s in profile_order if s != "synonyms")]
+    # and the searches follow it: entity-focused first searches the thing the question names, alone
+    queries = []
+    for first in ({}, {"lookup": "entity-focused"}):
+        program = DeltaSeek(tools=tools, settings=AgentSettings(profile="small", first_strategies=first))
+        with dspy.context(lm=scenario_lm("echo", "search_corpus")):
+            pad = program(question="Who built the wooden tunnel under the Vey?").scratchpad
+        queries.append([call.query for call in pad.executed_calls])
+    assert queries[0][0] != "Vey" and queries[1][0] == "Vey", queries
+
+
+@pytest.mark.parametrize("compact,setting,shown", [(True, None, 4), (True, 2, 2), (False, None, 6), (False, 3, 3)])
+def test_prompt_facts_sets_how_many_facts_a_prompt_shows(tools, compact, setting, shown):
+    program = DeltaSeek(tools=tools, settings=AgentSettings(compact_prompts=compact, prompt_facts=setting))
+    pad = Scratchpad(question="Who built the iron bridge over the Vey?")
+    pad.facts = [Fact(source=f"p{n}", title=f"Passage {n}", text=f"Text {n} of the Vey.", step=1) for n in range(9)]
+    assert len(program.prompt_facts(pad, 6)) == shown
+    assert program.render(pad).count("\n- [p") == shown
 
 
 def test_the_space_holds_only_settings_a_program_saves():

@@ -42,6 +42,8 @@ COMPACT_FACTS = 4
 """With compact prompts, the step sees this many facts (the most relevant to the question,
 `COMPACT_STEP_FACT_CHARS` each) and the synthesis as many (`COMPACT_FACT_CHARS` each)."""
 COMPACT_STEP_FACT_CHARS = 120
+STEP_FACTS, SYNTHESIS_FACTS = 6, 8
+"""Without compact prompts, the step and the synthesis see the last this many facts found."""
 CALIBRATED_SETTINGS = ("reader_min_confidence", "reader_min_confidence_by_type")
 """Saved with every program: calibrated on labeled data (`deltaseek calibrate`). A program saves
 the settings tuned on labeled data too (`keep_settings`); see SAVED_SETTINGS."""
@@ -191,6 +193,8 @@ class DeltaSeek(dspy.Module):
         else:  # the settings are ceilings the kind can only tighten
             soft, hard = min(soft, self.settings.soft_budget), min(hard, self.settings.hard_budget)
         pad.task_kind, pad.plan, pad.interpretation = kind, text.PLANS[kind], pad.question
+        if first := self.settings.first_strategies.get(kind):
+            order = (first, *(strategy for strategy in order if strategy != first))
         pad.soft_budget, pad.hard_budget, pad.strategy_order = soft, hard, list(order)
         caps = self.settings.search_caps_from_task_kind
         capped_by_kind = self.profile() == "small" if caps is None else caps
@@ -326,15 +330,15 @@ class DeltaSeek(dspy.Module):
 
     def prompt_facts(self, pad: Scratchpad, limit: int) -> list[Fact]:
         """The facts a prompt shows: the last `limit` found, or with compact prompts the
-        `COMPACT_FACTS` most relevant to the question."""
+        `COMPACT_FACTS` most relevant to the question; the setting `prompt_facts` replaces both counts."""
         if self.compact():
-            return facts_by_relevance(pad.question, pad.facts)[:COMPACT_FACTS]
-        return pad.facts[-limit:]
+            return facts_by_relevance(pad.question, pad.facts)[:self.settings.prompt_facts or COMPACT_FACTS]
+        return pad.facts[-(self.settings.prompt_facts or limit):]
 
     def render(self, pad: Scratchpad) -> str:
         if self.compact():
             return pad.render(COMPACT_STEP_FACT_CHARS, facts=self.prompt_facts(pad, COMPACT_FACTS), brief=True)
-        return pad.render()
+        return pad.render(facts=self.prompt_facts(pad, STEP_FACTS))
 
     @staticmethod
     def steps_left(pad: Scratchpad) -> bool:
@@ -590,7 +594,7 @@ class DeltaSeek(dspy.Module):
     def synthesize_answer(self, pad: Scratchpad, missing: list[str]) -> Proposal:
         """The LM's proposed answer; an LM failure is an empty proposal, never a crash."""
         chars = COMPACT_FACT_CHARS if self.compact() else PROMPT_FACT_CHARS
-        facts = [f"[{f.source}] {f.title}: {f.text[:chars]}" for f in self.prompt_facts(pad, 8)]
+        facts = [f"[{f.source}] {f.title}: {f.text[:chars]}" for f in self.prompt_facts(pad, SYNTHESIS_FACTS)]
         signature = self.synthesize.signature
         if self.compact():  # the answer alone: caveats and assumptions come from the program's state
             signature = compact_signature(signature, Synthesize)

@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+from typing import Annotated, Literal, get_args
 
 from pydantic import BaseModel, Field
 
 from deltaseek.programs.agent.reader import AnswerType
 from deltaseek.signatures import TaskKind
 
-STRATEGIES = ("direct", "broader", "narrower", "synonyms", "entity-focused", "temporal", "proxies", "bridge")
+Strategy = Literal["direct", "broader", "narrower", "synonyms", "entity-focused", "temporal", "proxies", "bridge"]
+STRATEGIES: tuple[Strategy, ...] = get_args(Strategy)
 """The angles a new query can take (seed 001's diversification strategies; `bridge`, a multi-hop
 question's next hop through the entity the first one found)."""
 
@@ -26,7 +27,7 @@ that says less."""
 SAVED_SETTINGS = ("reader_min_confidence", "reader_min_confidence_by_type", "soft_budget", "hard_budget",
                   "max_searches", "min_new_tokens", "exhaustion_window", "weak_results_before_judging",
                   "relevance_drop", "max_lm_failures", "budgets_from_task_kind", "replaced_moves_before_program_leads",
-                  "task_search_caps")
+                  "task_search_caps", "first_strategies", "prompt_facts")
 """The settings a compiled program may carry: measured on labeled data with its prompts (calibrated
 or tuned). The profile and the LM-helper switches are not among them: they follow the model, which
 is whoever runs the program's choice."""
@@ -79,6 +80,12 @@ class AgentSettings(BaseModel):
         description="The executed searches each kind of task gets at most when the task kind caps them "
         "(`search_caps_from_task_kind`); a kind not named here keeps its budgets alone. Tuned and saved with a "
         "compiled program (`optimize --tune-only task_search_caps.lookup`).")
+    first_strategies: dict[TaskKind, Strategy] = Field(
+        default_factory=dict, description="The strategy a kind of task's searches take first, ahead of the order "
+        "`TASK_PROFILES` gives it (the rest follow in that order). Tuned and saved with a compiled program.")
+    prompt_facts: int | None = Field(None, ge=1, description="How many facts a prompt shows the LM (the most "
+                                     "relevant to the question with compact prompts, else the last found); None: "
+                                     "4 with compact prompts, else 6 to the step and 8 to the synthesis.")
     compact_prompts: bool | None = Field(None, description="Show the LM only the facts most relevant to the question, "
                                          "shorter, tool observations without the passages the scratchpad already "
                                          "holds, and ask only for the outputs the loop uses; None: yes for the small "
