@@ -30,7 +30,15 @@ from optuna.distributions import BaseDistribution, CategoricalDistribution, Floa
 
 from deltaseek.optimize.evaluate import evaluate_program
 from deltaseek.optimize.tracking import Tracker
-from deltaseek.programs.agent.settings import SAVED_SETTINGS, AgentSettings
+from deltaseek.programs.agent.settings import SAVED_SETTINGS, TASK_PROFILES, AgentSettings, Strategy
+from deltaseek.signatures import TaskKind
+
+def first_strategy_choices(kind: TaskKind, strategies: tuple[Strategy, ...]) -> CategoricalDistribution:
+    """None (the kind's own order) and those of `strategies` that change it: the strategy the kind
+    already takes first would only run None's trial again."""
+    own_first = TASK_PROFILES[kind][2][0]
+    return CategoricalDistribution([None, *(strategy for strategy in strategies if strategy != own_first)])
+
 
 SEARCH_SPACE: dict[str, BaseDistribution] = {
     # the reader abstains below this support (calibrated alone by `deltaseek calibrate`)
@@ -59,8 +67,10 @@ SEARCH_SPACE: dict[str, BaseDistribution] = {
     "task_search_caps.lookup": CategoricalDistribution([None, 1, 2, 3]),
     "task_search_caps.multi_hop": CategoricalDistribution([None, 1, 2, 3, 4]),
     # the strategy a kind's searches take first (None: the order its profile gives)
-    "first_strategies.lookup": CategoricalDistribution([None, "direct", "narrower", "entity-focused", "synonyms"]),
-    "first_strategies.multi_hop": CategoricalDistribution([None, "entity-focused", "bridge", "direct", "narrower"]),
+    "first_strategies.lookup": first_strategy_choices("lookup", ("direct", "narrower", "entity-focused",
+                                                                 "synonyms")),
+    "first_strategies.multi_hop": first_strategy_choices("multi_hop", ("entity-focused", "bridge", "direct",
+                                                                       "narrower")),
     # facts a prompt shows the LM (None: the profile's counts); fewer is faster, more may inform
     "prompt_facts": CategoricalDistribution([None, 2, 3, 6, 8]),
 }

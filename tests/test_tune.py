@@ -142,6 +142,15 @@ def test_prompt_facts_sets_how_many_facts_a_prompt_shows(tools, compact, setting
     assert program.render(pad).count("\n- [p") == shown
 
 
+def test_no_first_strategy_choice_repeats_the_kind_s_own_order():
+    # a kind's own first strategy, tried again, would only repeat trial 0 (None: the profile's order)
+    for name in (name for name in SEARCH_SPACE if name.startswith("first_strategies.")):
+        kind = name.partition(".")[2]
+        assert SEARCH_SPACE[name].choices[0] is None
+        assert TASK_PROFILES[kind][2][0] not in SEARCH_SPACE[name].choices
+        assert len(SEARCH_SPACE[name].choices) == 4
+
+
 def test_the_space_holds_only_settings_a_program_saves():
     assert {name.partition(".")[0] for name in SEARCH_SPACE} <= set(SAVED_SETTINGS)
     assert {"reader_min_confidence", "hard_budget", "soft_budget", "exhaustion_window",

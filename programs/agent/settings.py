@@ -73,8 +73,8 @@ class AgentSettings(BaseModel):
         "None: 1 for the small profile (whose later moves were measured junk), never for the capable.")
     search_caps_from_task_kind: bool | None = Field(
         None, description="Let the task kind cap the executed searches too (`task_search_caps`; by default a "
-        "lookup gets one search and one refinement); None: yes for the small profile, whose reader answers from the facts "
-        "found and reads better among fewer; a capable model decides itself when it may answer.")
+        "lookup gets one search and one refinement); None: yes for the small profile, whose reader answers from "
+        "the facts found and reads better among fewer; a capable model decides itself when it may answer.")
     task_search_caps: dict[TaskKind, Annotated[int, Field(ge=1)]] = Field(
         default_factory=lambda: dict(TASK_SEARCH_CAPS),
         description="The executed searches each kind of task gets at most when the task kind caps them "
