@@ -21,7 +21,7 @@ SEED_QUESTIONS = (
 )
 """The five cases the seeds name, asked by the benchmark and the end-to-end tests."""
 
-CORPUS_NAMES = ("seed", "musique", "squad2")
+CORPUS_NAMES = ("seed", "musique", "squad2", "hotpotqa")
 """The bundled corpora, by the name a labeled row's `corpus` field uses."""
 DEFAULT_CORPORA = ("seed", "musique")
 """The corpora searched when none is given. SQuAD 2.0's paragraphs are searched only for its own

@@ -4,7 +4,8 @@
 
 Reads train-v2.0-first10.json (the first 10 articles of SQuAD 2.0 *train*; see PROVENANCE.md
 next to it) and writes datasets/squad2.jsonl, a fixed sample of its questions of which about a
-third cannot be answered from the passages, and datasets/corpus/squad2_corpus.jsonl, every
+third cannot be answered from the passages, datasets/squad2_articles.jsonl, every question split
+by article (`SCORED_ARTICLES` are only scored), and datasets/corpus/squad2_corpus.jsonl, every
 paragraph of the 10 articles. Which questions are sampled is decided by a seeded hash of each
 question's id, so the sample never depends on file order; running it again on the same input
 rewrites both files byte for byte.
@@ -36,6 +37,22 @@ ANSWERABLE_SHARE = 0.064
 """Of the 4,371 answerable ones, this share (about 280): a third of the sample is unanswerable."""
 
 
+SCORED_ARTICLES = ("Spectre_(2015_film)", "IPod", "Solar_energy")
+"""The articles whose questions are only scored (split `test`: 1,038 questions, 188 unanswerable),
+fixed before any measurement. A reader trained on the other seven articles is scored on
+questions about things it never read about: the split a user's new data makes."""
+ARTICLES_DEV_SHARE = 0.25
+"""Of the training articles' questions, this share (by a seeded hash of the id) is the dev split
+on which a reader's abstention threshold is chosen."""
+
+
+def article_split(article_title: str, question_id: str) -> str:
+    """test for a scored article's question; else dev or train by a seeded hash of its id."""
+    if article_title in SCORED_ARTICLES:
+        return "test"
+    return "dev" if sampled(question_id, ARTICLES_DEV_SHARE) else "train"
+
+
 def sampled(question_id: str, share: float) -> bool:
     bucket = int(hashlib.sha256(f"{SAMPLE_SEED}:{question_id}".encode()).hexdigest()[:8], 16)
     return bucket < share * 16 ** 8
@@ -45,7 +62,7 @@ def passage_id(article: int, paragraph: int) -> str:
     return f"squad2-{article}-{paragraph}"
 
 
-def labeled_row(qa: dict) -> dict:
+def labeled_row(qa: dict, split: str | None = None) -> dict:
     """One SQuAD 2.0 question as a labeled row: the first answer is the gold, the other distinct
     answers its aliases; an unanswerable question is `unlikely` with no answer (its
     `plausible_answers` are the distractors, never gold)."""
@@ -58,27 +75,33 @@ def labeled_row(qa: dict) -> dict:
         "aliases": [] if unanswerable else answers[1:],
         "answerability": "unlikely" if unanswerable else "direct",
         "corpus": CORPUS_NAME,
-        "split": assign_split(qa["id"]),
+        "split": split or assign_split(qa["id"]),
     }
 
 
-def convert(source: Path = DEFAULT_SOURCE, datasets_dir: Path = DEFAULT_DATASETS) -> tuple[Path, Path]:
-    """Write the sampled labeled questions and the whole corpus; return their paths."""
+def convert(source: Path = DEFAULT_SOURCE, datasets_dir: Path = DEFAULT_DATASETS) -> tuple[Path, Path, Path]:
+    """Write the sampled labeled questions, every question split by article and the whole corpus;
+    return their paths."""
     data = json.loads((source / SOURCE_FILE).read_text(encoding="utf-8"))["data"]
-    rows, passages = [], []
+    rows, by_article, passages = [], [], []
     for a, article in enumerate(data):
         title = article["title"].replace("_", " ")
         for p, paragraph in enumerate(article["paragraphs"]):
             passages.append({"id": passage_id(a, p), "title": title, "text": paragraph["context"].strip()})
             for qa in paragraph["qas"]:
+                if not qa["question"].strip():
+                    continue
                 share = UNANSWERABLE_SHARE if qa.get("is_impossible") else ANSWERABLE_SHARE
-                if sampled(qa["id"], share) and qa["question"].strip():
+                if sampled(qa["id"], share):
                     rows.append(labeled_row(qa))
+                by_article.append(labeled_row(qa, article_split(article["title"], qa["id"])))
     labeled_path = datasets_dir / f"{CORPUS_NAME}.jsonl"
+    articles_path = datasets_dir / f"{CORPUS_NAME}_articles.jsonl"
     corpus_path = datasets_dir / "corpus" / f"{CORPUS_NAME}_corpus.jsonl"
     write_jsonl(labeled_path, rows)
+    write_jsonl(articles_path, by_article)
     write_jsonl(corpus_path, passages)
-    return labeled_path, corpus_path
+    return labeled_path, articles_path, corpus_path
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -87,7 +110,9 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--datasets", type=Path, default=DEFAULT_DATASETS,
                         help="the project's datasets/ folder to write into")
     args = parser.parse_args(argv)
-    report_written(*convert(args.source, args.datasets))
+    labeled_path, articles_path, corpus_path = convert(args.source, args.datasets)
+    report_written(labeled_path, corpus_path)
+    report_written(articles_path, corpus_path)
 
 if __name__ == "__main__":
     main()
