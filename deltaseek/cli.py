@@ -34,6 +34,8 @@ from deltaseek.optimize.tracking import Tracker, warn
 from deltaseek.optimize.tune import SEARCH_SPACE, format_trials, subspace, tune_settings
 from deltaseek.programs.agent import AgentSettings, DeltaSeek, run_question, save_program
 from deltaseek.programs.agent.deltaseek import check_question
+from deltaseek.optimize.train_reader import train_reader_into
+from deltaseek.programs.agent.learned_reader import load_reader
 from deltaseek.programs.agent.program_file import UNCOMPILED, default_program_path, load_state_into
 from deltaseek.programs.index import CorpusIndex, read_corpus
 from deltaseek.programs.lm import OUTPUT_FORMATS, configure_lm, is_fatal_lm_error, make_lm
@@ -65,6 +67,8 @@ def add_agent_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--no-cache", action="store_true", help="do not read or write the search result cache")
     parser.add_argument("--program", help="a compiled program to load instead of the default: a JSON state file, "
                                            "or an MLflow model URI such as models:/NAME/VERSION (its prompts)")
+    parser.add_argument("--reader", help="a learned reader (JSON weights, python -m deltaseek.optimize.train_reader) "
+                        "in place of the rule reader; the shipped one is programs/compiled/reader.json")
     parser.add_argument("--soft-budget", type=int)
     parser.add_argument("--hard-budget", type=int)
     parser.add_argument("--max-searches", type=int)
@@ -107,7 +111,7 @@ def build_program(args, source: str | None = None, tools: list | None = None) ->
         raise UsageError(f"bad budget option: {exc.errors()[0]['loc'][0]} {exc.errors()[0]['msg']}") from None
     if tools is None:
         tools = build_tools(args.tools or "local", lambda: CorpusIndex.open(args.corpus), use_cache=not args.no_cache)
-    program = DeltaSeek(tools=tools, settings=settings)
+    program = DeltaSeek(tools=tools, settings=settings, reader=load_reader(args.reader) if args.reader else None)
     load_state_into(program, args.program if source is None else source)
     if overrides:  # an option given here wins over the settings saved with the program
         program.settings = program.settings.model_copy(update=overrides)
@@ -281,6 +285,10 @@ def register_optimize_commands(subparsers) -> None:
                           help="continue an interrupted optimize with the same --out: evaluations skip the examples "
                                "their results files hold, and a compiled program already saved at --out is reused")
     add_tracking_options(optimize)
+    optimize.add_argument("--train-reader", action="store_true",
+                          help="train the learned reader on the set's train split (or keep the shipped one, or "
+                          "retrain with the shipped data: whichever scores best on its dev split) and save it "
+                          "with the compiled program")
     optimize.add_argument("--register", metavar="NAME", help="register the compiled program, logged in the run as an "
                                                              "MLflow model, under this name (models:/NAME/VERSION)")
     optimize.add_argument("--debug", action="store_true", default=argparse.SUPPRESS)
@@ -507,9 +515,9 @@ def cmd_optimize(args) -> int:
         except ValueError as error:
             raise UsageError(f"--tune-only: {error}") from None
     spec = OPTIMIZERS.get(args.optimizer)  # None: --optimizer none, the prompts are kept
-    if spec is None and not args.tune_settings:
+    if spec is None and not args.tune_settings and not args.train_reader:
         raise UsageError(f"--optimizer {KEEP_PROMPTS} compiles no prompts: pass --tune-settings N to tune the "
-                         "settings alone")
+                         "settings alone, or --train-reader to train the reader alone")
     if spec is not None and (missing := spec.missing()):
         raise UsageError(f"--optimizer {spec.name} needs {', '.join(missing)}, which is not installed "
                          f"(pip install {' '.join(missing)})")
@@ -568,7 +576,9 @@ def cmd_optimize(args) -> int:
         else:
             compiled = compile_program(args.optimizer, student, parts["train"], budget, args.threads,
                                        reflection_lm) if spec else student.deepcopy()
-            if chosen := calibration.recalibrate(compiled, parts["train"]):  # saved with the program
+            if args.train_reader:  # the learned reader decides abstention itself: no rule-reader calibration
+                tracker.log_metrics(train_reader_into(compiled, args.dataset, args.corpus))
+            elif chosen := calibration.recalibrate(compiled, parts["train"]):  # saved with the program
                 print(f"{calibration.describe(chosen)}, calibrated on the train split "
                       f"(abstention on unanswerable {chosen.abstention_on_unanswerable:.0%}, false abstention "
                       f"{chosen.false_abstention:.0%})")

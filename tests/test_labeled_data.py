@@ -398,6 +398,7 @@ def test_musique_converter_reproduces_the_bundled_files(tmp_path):
 
 SQUAD2_SOURCE = MUSIQUE_SOURCE.parent / "squad2_train10"
 SQUAD2_SET = Path(__file__).resolve().parents[1] / "datasets" / "squad2.jsonl"
+HOTPOTQA_SOURCE = MUSIQUE_SOURCE.parent / "hotpotqa_train500"
 
 
 def test_squad2_set_is_a_third_unanswerable_with_a_scored_part_of_over_100():
@@ -415,7 +416,35 @@ def test_squad2_set_is_a_third_unanswerable_with_a_scored_part_of_over_100():
 def test_squad2_converter_reproduces_the_bundled_files(tmp_path):
     from deltaseek.optimize.convert_squad2 import convert as convert_squad2
 
-    labeled_path, corpus_path = convert_squad2(SQUAD2_SOURCE, tmp_path)
+    labeled_path, articles_path, corpus_path = convert_squad2(SQUAD2_SOURCE, tmp_path)
     assert labeled_path.read_bytes() == SQUAD2_SET.read_bytes()
+    assert articles_path.read_bytes() == (SQUAD2_SET.parent / "squad2_articles.jsonl").read_bytes()
     assert corpus_path.read_bytes() == (SQUAD2_SET.parent / "corpus" / "squad2_corpus.jsonl").read_bytes()
     assert sum(1 for _ in corpus_path.open()) == 694
+
+
+@pytest.mark.skipif(not SQUAD2_SOURCE.is_dir(), reason="the SQuAD 2.0 source file is not on this machine")
+def test_squad2_articles_are_split_by_article_with_three_only_scored():
+    from deltaseek.optimize.convert_squad2 import SCORED_ARTICLES
+
+    examples = load_labeled(SQUAD2_SET.parent / "squad2_articles.jsonl").examples
+    parts = split(examples)
+    scored = {ex.id for ex in parts["test"]}
+    source = json.loads((SQUAD2_SOURCE / "train-v2.0-first10.json").read_text(encoding="utf-8"))["data"]
+    by_article = {qa["id"]: article["title"] for article in source for p in article["paragraphs"] for qa in p["qas"]}
+    assert len(SCORED_ARTICLES) >= 3 and len(scored) >= 1000
+    assert all((by_article[i] in SCORED_ARTICLES) == (i in scored) for i in by_article)  # whole articles only
+    assert sum(ex.answerability == "unlikely" for ex in parts["test"]) >= 150
+    assert parts["train"] and parts["dev"] and any(ex.answerability == "unlikely" for ex in parts["dev"])
+
+
+@pytest.mark.skipif(not HOTPOTQA_SOURCE.is_dir(), reason="the HotpotQA source file is not on this machine")
+def test_hotpotqa_converter_reproduces_the_bundled_files_and_scores_at_least_150(tmp_path):
+    from deltaseek.optimize.convert_hotpotqa import convert as convert_hotpotqa
+
+    labeled_path, corpus_path = convert_hotpotqa(HOTPOTQA_SOURCE, tmp_path)
+    bundled = SQUAD2_SET.parent / "hotpotqa.jsonl"
+    assert labeled_path.read_bytes() == bundled.read_bytes()
+    assert corpus_path.read_bytes() == (SQUAD2_SET.parent / "corpus" / "hotpotqa_corpus.jsonl").read_bytes()
+    parts = split(load_labeled(bundled).examples)
+    assert len(parts["test"]) >= 150 and parts["train"] and parts["dev"]

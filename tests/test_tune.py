@@ -184,7 +184,8 @@ def test_optimize_none_without_tuning_is_refused(capsys, scripted_cli, dataset, 
     code, _, err = run_cli(capsys, "optimize", "--dataset", dataset, "--optimizer", "none", "--out",
                            tmp_path / "x.json")
     assert code == 2 and err.strip() == ("deltaseek: error: --optimizer none compiles no prompts: pass "
-                                         "--tune-settings N to tune the settings alone")
+                                         "--tune-settings N to tune the settings alone, or --train-reader to train "
+                                         "the reader alone")
     code, _, err = run_cli(capsys, "optimize", "--dataset", dataset, "--optimizer", "none", "--tune-settings", "0",
                            "--out", tmp_path / "x.json")
     assert code == 2 and "--tune-settings must be a positive integer" in err

@@ -19,8 +19,10 @@ from deltaseek.programs.agent.checks import answer_failure, is_abstention
 from deltaseek.programs.agent.evidence import Reading, ambiguous_terms, read_evidence, unexplored_meaning
 from deltaseek.programs.agent.fallbacks import clean_items, heuristic_query, heuristic_task_kind
 from deltaseek.programs.agent.lm_faults import lm_fault_caveats, record_lm_fault
-from deltaseek.programs.agent.program_file import (LEGACY_SETTINGS_KEY, SETTINGS_KEY, load_program_file,
+from deltaseek.programs.agent.program_file import (LEGACY_SETTINGS_KEY, READER_KEY, SETTINGS_KEY, load_program_file,
                                                    shipped_program_path)
+from deltaseek.programs.agent.learned_reader import ReaderModel
+from deltaseek.programs.agent.learned_reader.model import reader_from_dict
 from deltaseek.programs.agent.reader import expected_answer_types, facts_by_relevance
 from deltaseek.programs.agent.scratchpad import Fact, Scratchpad, StepRecord, ToolCall
 from deltaseek.programs.agent.settings import SAVED_SETTINGS, TASK_PROFILES, AgentSettings
@@ -75,13 +77,16 @@ class DeltaSeek(dspy.Module):
     program's prompts; `program.save(path)` / `program.load(path)` are DSPy's own.
     """
 
-    def __init__(self, tools: list[SearchTool] | None = None, settings: AgentSettings | None = None):
+    def __init__(self, tools: list[SearchTool] | None = None, settings: AgentSettings | None = None,
+                 reader: ReaderModel | None = None):
         super().__init__()
         tools = build_tools("local") if tools is None else list(tools)
         if not tools:
             raise ToolConfigError("DeltaSeek needs at least one tool")
         self.tools = {tool.name: tool for tool in tools}
         self.settings = settings or AgentSettings()
+        self.reader = reader
+        """The learned reader (`learned_reader`), its weights and threshold; None: the rule reader."""
         self.saved_settings: tuple[str, ...] = CALIBRATED_SETTINGS
         """The settings saved with this program's state (measured on labeled data with its prompts)."""
         self.step_delta = dspy.Predict(step_delta_for_tools(list(self.tools)))
@@ -107,6 +112,8 @@ class DeltaSeek(dspy.Module):
         threshold, and any `keep_settings` was given), so a compiled program carries both."""
         state = super().dump_state(json_mode=json_mode)
         state[SETTINGS_KEY] = {name: getattr(self.settings, name) for name in self.saved_settings}
+        if self.reader is not None:
+            state[READER_KEY] = self.reader.model_dump(mode="json")
         return state
 
     def load_state(self, state, **kwargs):
@@ -114,6 +121,8 @@ class DeltaSeek(dspy.Module):
         under "calibration" in a file saved before issue 22."""
         state = dict(state)
         saved = [state.pop(key, None) or {} for key in (LEGACY_SETTINGS_KEY, SETTINGS_KEY)]
+        if (reader := state.pop(READER_KEY, None)) is not None:
+            self.reader = reader_from_dict(reader, "the program's reader")
         if not all(isinstance(values, dict) for values in saved):
             raise ValueError("the saved settings must be an object of setting names and values")
         super().load_state(state, **kwargs)
@@ -135,7 +144,7 @@ class DeltaSeek(dspy.Module):
 
     def with_settings(self, settings: AgentSettings) -> "DeltaSeek":
         """Another program with this one's tools and prompts, run with `settings`."""
-        program = DeltaSeek(tools=list(self.tools.values()), settings=settings)
+        program = DeltaSeek(tools=list(self.tools.values()), settings=settings, reader=self.reader)
         program.load_state(self.dump_state())
         program.settings = settings
         return program
@@ -303,7 +312,8 @@ class DeltaSeek(dspy.Module):
 
     def read(self, pad: Scratchpad) -> Reading:
         """The evidence's reading, with the reader abstaining below the calibrated confidence."""
-        return read_evidence(pad, self.settings.reader_min_confidence, self.settings.reader_min_confidence_by_type)
+        return read_evidence(pad, self.settings.reader_min_confidence, self.settings.reader_min_confidence_by_type,
+                             self.reader)
 
     def profile(self) -> str:
         """`small` or `capable` (AgentSettings.profile): the one place where the two kinds of

@@ -13,6 +13,8 @@ from dataclasses import dataclass, field
 
 from deltaseek.programs.agent import guardrails as guard
 from deltaseek.programs.agent.guardrails import NUMBER_WORDS
+from deltaseek.programs.agent.learned_reader import ReaderModel
+from deltaseek.programs.agent.learned_reader import extract_answer as learned_extract_answer
 from deltaseek.programs.agent.reader import (Extracted, bridge_phrase, candidate_spans, compare_options, compare_pair,
                                              expected_answer_types, extract_answer,
                                              metric_phrase, resolve_bridges, sentences,
@@ -42,10 +44,12 @@ class Reading:
         return bool(self.spans)
 
 
-def read_evidence(pad: Scratchpad, min_confidence: float = 0.0, by_type: Mapping[str, float] | None = None) -> Reading:
+def read_evidence(pad: Scratchpad, min_confidence: float = 0.0, by_type: Mapping[str, float] | None = None,
+                  reader: ReaderModel | None = None) -> Reading:
     """The program's reading of the facts: a typed span per part of the question whose sentence
     supports the question at least `min_confidence` (`by_type[kind]` for a span of a kind it names;
-    else the reader abstains), related figures, and the answerability they show."""
+    else the reader abstains), related figures, and the answerability they show. With a learned
+    `reader`, its spans and its own threshold on their probability decide instead."""
     calls = pad.executed_calls
     if not pad.facts and calls and all(c.status.failed for c in calls):
         return Reading(answerability="unknown")  # the tools failed: nothing is known about the question yet
@@ -60,8 +64,12 @@ def read_evidence(pad: Scratchpad, min_confidence: float = 0.0, by_type: Mapping
         if unfollowed_bridge(pad):
             return Reading(answerability="unknown")  # whatever the LM claims, a hop is still to search
         return Reading(answerability="untyped")  # no span type to look for: the evidence cannot decide
-    found = extract_answer(pad.question, pad.facts)
-    unsure = [e for e in found if e.confidence < (by_type or {}).get(e.kind, min_confidence)]
+    if reader is not None:
+        found = learned_extract_answer(pad.question, pad.facts, reader)
+        unsure = [e for e in found if e.confidence < reader.threshold]
+    else:
+        found = extract_answer(pad.question, pad.facts)
+        unsure = [e for e in found if e.confidence < (by_type or {}).get(e.kind, min_confidence)]
     direct = [e for e in found if e not in unsure and (e.kind != "number" or states_the_metric(pad.question, e))]
     if direct and unfollowed_bridge(pad):
         return Reading(spans=direct, unsure=unsure, answerability="unknown")  # read before the hop that answers it

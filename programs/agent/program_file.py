@@ -29,6 +29,8 @@ from deltaseek.programs.lm import is_embedded
 
 SETTINGS_KEY = "settings"
 """Where a saved program keeps its measured settings, beside DSPy's predictor states."""
+READER_KEY = "reader"
+"""Where a saved program keeps its learned reader (weights and threshold, as data), if it has one."""
 LEGACY_SETTINGS_KEY = "calibration"
 """Where files saved before issue 22 keep the reader's threshold: read, never written."""
 UNCOMPILED = "none"
@@ -85,7 +87,7 @@ def check_state_fits(program: dspy.Module, state: dict, path: Path | str) -> Non
     """The saved predictors must be exactly the program's, each with the same number of signature
     fields, text instructions, and demos that are objects of that predictor's own fields."""
     expected = dict(program.named_predictors())
-    saved = {k: v for k, v in state.items() if k not in ("metadata", SETTINGS_KEY, LEGACY_SETTINGS_KEY)}
+    saved = {k: v for k, v in state.items() if k not in ("metadata", SETTINGS_KEY, LEGACY_SETTINGS_KEY, READER_KEY)}
     if set(saved) != set(expected):
         found = ", ".join(sorted(saved)) or "none"
         raise ProgramFileError(f"{path}: saved from another program: its predictors are {found}; "

@@ -17,7 +17,11 @@ from typing import Literal
 
 from deltaseek.programs.text import acronyms, fold_accents, meaningful_tokens, named_entities, normalize_query, stopwords
 
-AnswerType = Literal["person", "place", "date", "number", "address", "yes_no", "entity", "other"]
+from deltaseek.programs.agent.learned_reader.comparisons import (  # noqa: F401  both readers compare alike
+    compare_options, compare_pair, question_options)
+from deltaseek.programs.agent.learned_reader.questions import (  # the question types both readers read
+    NEGATION as _NEGATION, PRESENT as _PRESENT, AnswerType, asked_noun, expected_answer_types, metric_phrase, metric_terms,
+    question_names, question_parts, sentences, stem as _stem, without_opening_word as _rest)
 
 _MONTHS = "January|February|March|April|May|June|July|August|September|October|November|December"
 _YEAR = r"(?:1[5-9]|20)\d{2}"
@@ -44,8 +48,6 @@ _PLACE_CUE = re.compile(r"\b(?:in|at|from|near|to)(?:\s+(?:the\s+)?(?:north|sout
 _PRONOUN = re.compile(r"\b(?:he|she|they|it|his|her|its)\b", re.I)
 _OPENING_PRONOUN = re.compile(r"(?:It|He|She|They)\b")
 _PAST_RANGE = re.compile(r"\b(?:served|former(?:ly)?|was previously|until)\b|\bfrom \d{4} to \d{4}\b", re.I)
-_SENTENCE_END = re.compile(r"(?<=[.!?])(?<!\b[A-Z]\.)\s+(?=[A-Z\"“(])")  # not after an initial: "J. Edgar Lind"
-_PRESENT = re.compile(r"\b(?:is|are|current|currently|now|today)\b", re.I)
 # Words that make a capitalized run an institution, a place or a work rather than a person.
 _NOT_A_PERSON = frozenset("""assembly university college school state states senate house court company corporation
 inc ltd party building street avenue river city county republic kingdom department ministry council committee
@@ -55,94 +57,6 @@ chairman director general judge society journal federation union organization da
 agreement studio studios productions pictures entertainment records awards games magazine press news network
 channel radio television version edition console village castle island mountain lake sea ocean forest valley
 region province district""".split()) | {m.lower() for m in _MONTHS.split("|")}
-_METRIC = re.compile(r"(?:\b([a-z]\w*) )?\b(rate|percentage|share|number|population|count|size|price|cost|amount)\b"
-                     r"(?: of ([a-z]\w*))?|\bhow many ([a-z]\w*)")
-"""The figure a number question asks for, with the lower-case word naming what is counted."""
-
-_RANKS = ("first|last|only|second|third|next|main|largest|biggest|smallest|oldest|newest|highest|lowest|longest|"
-          "tallest|earliest|latest|best|worst|most|least|leading|top")
-"""Words that single out one of a kind: "What was the first ship to cross the strait?" asks for its name."""
-
-_MEASURES = "weight|mass|height|length|width|depth|area|volume|speed|temperature|distance|duration|capacity|altitude|elevation"
-"""Quantities that are measured: "What is the weight of the bell?" asks for a number, not a name."""
-
-QUESTION_TYPES: list[tuple[re.Pattern, AnswerType]] = [
-    (re.compile(r"\b(?:street )?address\b", re.I), "address"),
-    (re.compile(r"\b(?:who|whom|whose)\b", re.I), "person"),
-    (re.compile(r"\bwhere\b|\bin (?:what|which) (?:city|country|place|state|town)\b", re.I), "place"),
-    (re.compile(r"\bwhen\b|\b(?:what|which) (?:years?|dates?|day|month)\b|\bin what year\b", re.I), "date"),
-    (re.compile(r"\bhow (?:many|much|long|old|tall|far|big|high|deep|heavy|large|wide)\b|\b(?:what|which) (?:is|was|are|were) "
-                r"the (?:\w+ )?(?:population|number|rate|percentage|share|count|size|price|cost|amount|"
-                rf"{_MEASURES})\b", re.I),
-     "number"),
-    (re.compile(r"^\s*(?:is|are|was|were|does|do|did|can|could|has|have|will|should)\b", re.I), "yes_no"),
-    # "What county ...", "Which company ...", "What is the name of ...", "What was the first ship
-    # to ...": a named thing
-    (re.compile(r"^\s*(?:(?:in|into|of|from|for|by|at|on|under|during)\s+)?(?:what|which)\s+(?!(?:is|was|are|were|does|did|do|has|have|had|kind|type)\b)[a-z]+"
-                r"|^\s*what (?:is|was|are|were) the (?:\w+ )?\w+ of\b"
-                rf"|^\s*what (?:is|was|are|were) the (?:{_RANKS})\b", re.I), "entity"),
-]
-
-
-LEAD_CHARS = 24
-"""A question word further in than this is a relative pronoun ("the country where ..."), not the
-question's own: "What is the snowfall in the city where X formed?" asks for a figure, not a place."""
-_PARTS = re.compile(r",?\s+and\s+(?=(?:who|whom|whose|where|when|what|which|how|in what)\b)", re.I)
-
-
-_TRAILING_ASK = re.compile(r"(?i:\b(?:(?:to|of|for|by|at|in|on|from|with|per)\s+)?(?:what|which|who|whom|whose|when|where|"
-                           r"how (?:many|much|long|old))\b(?:\s+[\w'’-]+){0,2})"
-                           r"(?:\s+(?:in|of|on|at|from)\s+(?:the\s+)?[A-Z][\w'’-]*(?:\s+[A-Z][\w'’-]*)*)?\s*\?*\s*$")
-"""A question word at the end asks as one at the start does: "She gave the prize to which school?",
-"Filming began when?", "The song was written by whom?", "They play at which ground in Portmere?"
-(a phrase placing a named thing may follow). Followed by more than two other words it opens a
-relative clause instead ("the city where the band was founded")."""
-
-
-_LEADING_PHRASE = re.compile(r"^[^,?]{3,60},\s+(?=(?:who|whom|whose|what|which|when|where|how|why)\b)", re.I)
-"""A phrase that sets the scene before the question word ("In 1990, who ...", "According to the
-survey, what ..."): the question starts after its comma."""
-
-
-_CALLED_WHAT = re.compile(r"\b(?:called|named|titled|renamed|nicknamed|known as)\s+what\s*\?*\s*$", re.I)
-"""A name asked for at the end: "The ship was renamed what?"."""
-
-
-def part_type(part: str) -> AnswerType:
-    """The type one clause asks for, from its leading question words ("address" anywhere), else
-    from a question word that ends it."""
-    if QUESTION_TYPES[0][0].search(part):
-        return "address"
-    part = _LEADING_PHRASE.sub("", part)
-    for pattern, kind in QUESTION_TYPES[1:]:
-        match = pattern.search(part)
-        if match and match.start() <= LEAD_CHARS:
-            return kind
-    trailing = _TRAILING_ASK.search(part)
-    if trailing:
-        if _CALLED_WHAT.search(part):
-            return "entity"
-        asked = re.sub(r"^(?:(?:to|of|for|by|at|in|on|from|with|per)\s+)", "", trailing.group(0), flags=re.I)
-        kind = next((k for pattern, k in QUESTION_TYPES[1:] if pattern.match(asked)), "other")
-        return "other" if kind == "yes_no" else kind
-    return "other"
-
-
-def question_parts(question: str) -> list[str]:
-    """The question split into its own questions ("Who created X, and where was he born?")."""
-    return _PARTS.split(question)
-
-
-def expected_answer_types(question: str) -> list[AnswerType]:
-    """One expected type per part of the question ("Who created X, and where was he born?" ->
-    person, place), in the order asked; "other" when the wording names none."""
-    return [part_type(part) for part in question_parts(question)]
-
-
-def sentences(text: str) -> list[str]:
-    return [s.strip() for s in _SENTENCE_END.split(text) if s.strip()]
-
-
 @dataclass(frozen=True)
 class Extracted:
     """An answer span, the sentence it came from and the fact (source id) holding that sentence."""
@@ -367,28 +281,7 @@ MISSING_NAME_COST = 0.5
 passage that says 1996 is another event."""
 
 
-_COUNT_WORDS = re.compile(r"\b(?:(?:twenty|thirty|forty|fifty|sixty|seventy|eighty|ninety)-?)?(?:one|two|three|four|five|"
-                          r"six|seven|eight|nine|ten|eleven|twelve|first|second|third|fourth|fifth|sixth|seventh|"
-                          r"eighth|ninth|tenth|eleventh|twelfth|hundred|thousand|million|billion)(?:th)?\b", re.I)
-"""Numbers and ordinals in words: as much a name of one thing as a figure ("the thirty-fourth film")."""
-_WHEN_WORD = re.compile(r"\s+(?:(?!hundred)\w{2,}ed|began|came|became|went|ran|won|met|saw|made|took|built|wrote|sold|held)\b")
-"""A verb after an ordinal makes it say when, not which: "first introduced", "last seen"."""
-_NEGATION = re.compile(r"\b(?:not|never|no longer|n['’]t|neither|nor)\b", re.I)
 _NAME_RUN = re.compile(r"\b[A-Z][\w'’-]*(?:\s+(?:(?:of|the|de|van|von)\s+)?[A-Z][\w'’-]*)+")
-
-
-def _rest(question: str) -> str:
-    """The question after its opening word, which grammar capitalizes ("Describe", "Were", "Qui")."""
-    return question.split(maxsplit=1)[1] if len(question.split()) > 1 else ""
-
-
-def question_names(question: str) -> set[str]:
-    """The question's names and numbers, as word stems: capitalized words after its opening
-    word, figures, and numbers or ordinals in words."""
-    rest = _rest(question)
-    names = (meaningful_tokens(" ".join(named_entities(rest))) | set(re.findall(r"\d[\d,.]*\d|\d", rest))
-             | {m.group(0).lower() for m in _COUNT_WORDS.finditer(rest) if not _WHEN_WORD.match(rest, m.end())})
-    return {_stem(w) for w in names}
 
 
 def unmatched_name_runs(question: str, passage: str) -> list[str]:
@@ -397,10 +290,6 @@ def unmatched_name_runs(question: str, passage: str) -> list[str]:
     said = f" {normalize_query(passage)} "
     runs = [re.sub(r"^(?:The|A|An)\s+", "", run) for run in _NAME_RUN.findall(_rest(question))]
     return [run for run in runs if len(run.split()) > 1 and f" {normalize_query(run)} " not in said]
-
-
-def _stem(word: str) -> str:
-    return word.lower().strip(".,")[:5]
 
 
 def _stems(text: str) -> set[str]:
@@ -451,17 +340,6 @@ def support(question: str, sentence: str, fact, rare: dict[str, float] | None = 
     return round(max(0.0, share - MISSING_NAME_COST * missing), 3)
 
 
-_ASKED_NOUN = re.compile(r"^\s*(?:in\s+|of\s+)?(?:what|which)\s+(?:(?:is|was) the\s+)?(?:\w+ )?name of the (\w+)"
-                         r"|^\s*(?:in\s+|of\s+)?(?:what|which)\s+(\w+)", re.I)
-
-
-def asked_noun(question: str) -> str | None:
-    """The noun naming the kind of thing asked for: "currency" in "What currency ...", "waterfall"
-    in "What is the name of the waterfall ..."."""
-    match = _ASKED_NOUN.search(question)
-    noun = match and (match.group(1) or match.group(2)).lower()
-    return noun if noun and noun not in stopwords() and noun not in ("kind", "type", "name") else None
-
 
 def defined_title(fact, sentence: str, noun: str | None) -> tuple[str, int] | None:
     """An encyclopedic passage's title, when its sentence defines it as the kind of thing asked for
@@ -491,20 +369,6 @@ def full_name(word: str, facts: list) -> str | None:
         if names:
             return max(names, key=len)
     return None
-
-
-def metric_terms(question: str) -> set[str]:
-    """The words naming the figure a number question asks for ("rate", "adoption")."""
-    terms = set()
-    for match in _METRIC.finditer(question):
-        terms |= {w.lower() for w in match.groups() if w}
-    return terms - stopwords()
-
-
-def metric_phrase(question: str) -> str | None:
-    """The words of a number question that name the figure ("rate of adoption")."""
-    match = _METRIC.search(question)
-    return match.group(0) if match else None
 
 
 def states_the_metric(question: str, extracted: Extracted) -> bool:
@@ -654,115 +518,3 @@ def fits_type(answer: str, kind: AnswerType) -> bool:
     return bool(_ADDRESS.search(answer))
 
 
-# --- comparisons: two named things and an attribute ------------------------------------------
-
-_OPTION = r"(?:the |a |an )?[A-Z0-9][\w'’.&-]*(?:\s+(?:of |the |and |de |van |von )*[A-Z0-9][\w'’.&-]*)*"
-_OPTIONS = re.compile(rf"(?P<a>{_OPTION}),?\s+or\s+(?P<b>{_OPTION})")
-_PAIR = re.compile(rf"(?P<a>{_OPTION})\s+and\s+(?P<b>{_OPTION})")
-_EARLIER = re.compile(r"\b(?:older|oldest|earlier|earliest|first|sooner)\b", re.I)
-_LATER = re.compile(r"\b(?:younger|youngest|later|latest|last|newer|newest|more recent|most recent)\b", re.I)
-_MORE = re.compile(r"\b(?:larger|largest|bigger|biggest|more|most|higher|highest|taller|tallest|longer|longest|"
-                   r"greater|heavier|wider|deeper)\b", re.I)
-_LESS = re.compile(r"\b(?:smaller|smallest|fewer|fewest|less|least|lower|lowest|shorter|shortest|lighter|narrower)\b",
-                   re.I)
-_YEAR = re.compile(r"\b(?:1[0-9]{3}|20[0-9]{2})\b")
-_DEMONYM = re.compile(r"\b[A-Z][a-z]+(?:ian|an|ese|ish|i|ic|ch)\b")
-"""A nationality or origin adjective: "Veltrian", "Japanese", "Danish", "Iraqi", "Icelandic", "French"."""
-
-
-def _strip_article(name: str) -> str:
-    return re.sub(r"^(?:the|a|an) ", "", name, flags=re.I).strip()
-
-
-def question_options(question: str) -> list[str]:
-    """The two things a choice question names for its answer: "Who was born first, Ada Brandt or
-    Olaf Sund?" -> ["Ada Brandt", "Olaf Sund"] (the last "A or B" of the question)."""
-    found = list(_OPTIONS.finditer(_rest(question)))
-    return [_strip_article(found[-1].group(g)) for g in ("a", "b")] if found else []
-
-
-def _about(name: str, facts: list) -> list:
-    """The facts about one named thing: titled with it first, then those that name it."""
-    words = meaningful_tokens(name)
-    if not words:
-        return []
-    titled = [f for f in facts if words <= meaningful_tokens(_title_name(f))]
-    naming = [f for f in facts if f not in titled and words <= meaningful_tokens(f"{f.title} {f.text}")]
-    return titled + naming
-
-
-def _first_value(name: str, facts: list, kind: str) -> tuple[float, str, object] | None:
-    """The first year (kind "date") or figure (kind "number") the facts about `name` state."""
-    for fact in _about(name, facts):
-        for sentence in sentences(fact.text):
-            if kind == "date" and (year := _YEAR.search(sentence)):
-                return float(year.group(0)), sentence, fact
-            if kind == "number":
-                for span, offset in candidate_spans(sentence, "number"):
-                    digits = re.sub(r"[^\d.]", "", span.split()[0])
-                    if digits and not in_a_name(sentence[:offset]):
-                        return float(digits.rstrip(".") or 0), sentence, fact
-    return None
-
-
-def compare_options(question: str, facts: list) -> Extracted | None:
-    """The option a comparison question asks for, read from each option's own facts: "Which is
-    older, the Vey Bridge or Tern Tower?" compares the first year each one's passage gives (older,
-    first, earlier: the smaller; younger, later, newer: the larger), "Which has more members, A or
-    B?" the first figure. None when either value is missing: the reader does not guess."""
-    options = question_options(question)
-    if len(options) != 2:
-        return None
-    asked = question[:question.rfind(options[0])]
-    if _EARLIER.search(asked) or _LATER.search(asked):
-        kind, smallest = "date", bool(_EARLIER.search(asked))
-    elif _MORE.search(asked) or _LESS.search(asked):
-        kind, smallest = "number", bool(_LESS.search(asked))
-    else:
-        return None
-    values = [_first_value(option, facts, kind) for option in options]
-    if None in values or values[0][0] == values[1][0]:
-        return None
-    pick = min if smallest else max
-    value, sentence, fact = pick(values, key=lambda v: v[0])
-    chosen = options[values.index((value, sentence, fact))]
-    return Extracted(chosen, sentence, fact.source, "entity", 1.0, 1.0)
-
-
-def _demonym(name: str, facts: list) -> str | None:
-    for fact in _about(name, facts)[:1]:
-        for sentence in sentences(fact.text)[:2]:
-            if match := _DEMONYM.search(sentence):
-                return match.group(0)
-    return None
-
-
-def compare_pair(question: str, facts: list) -> Extracted | None:
-    """Yes or no for "Were A and B of the same nationality?" (the nationality each one's passage
-    opens with) and "Are A and B both novelists?" (whether each one's passages say it). None when
-    a side cannot be read."""
-    if not re.match(r"\s*(?:are|were|is|was|do|did)\b", question, re.I):
-        return None
-    pair = _PAIR.search(_rest(question))
-    if not pair:
-        return None
-    names = [_strip_article(pair.group(g)) for g in ("a", "b")]
-    tail = question[pair.end():]
-    if re.search(r"\bsame (?:nationality|country)\b", tail, re.I):
-        sides = [_demonym(name, facts) for name in names]
-        if None in sides:
-            return None
-        fact = _about(names[0], facts)[0]
-        return Extracted("yes" if sides[0] == sides[1] else "no", sentences(fact.text)[0], fact.source, "yes_no",
-                         1.0, 1.0)
-    both = re.search(r"\bboth\s+(.+?)\??\s*$", tail, re.I)
-    if both and (wanted := {w[:5] for w in meaningful_tokens(both.group(1))}):
-        holds = []
-        for name in names:
-            about = _about(name, facts)
-            if not about:
-                return None
-            holds.append(wanted <= {w[:5] for f in about for w in meaningful_tokens(f"{f.title} {f.text}")})
-        fact = _about(names[0], facts)[0]
-        return Extracted("yes" if all(holds) else "no", sentences(fact.text)[0], fact.source, "yes_no", 1.0, 1.0)
-    return None

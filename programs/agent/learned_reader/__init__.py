@@ -1,0 +1,71 @@
+"""The learned extractive reader: what the facts found say in answer to the question, and how surely.
+
+Opt-in (`DeltaSeek(reader=load_reader(path))`, `--reader PATH`): the rule reader
+(`programs/agent/reader.py`) stays the default until this one scores better and holds the seed cases.
+
+- `questions`: the parts of a question and the type of answer each asks for;
+- `candidates`: every span that could answer (names, dates, figures, addresses, phrases);
+- `features`: what a reader looks at in a candidate, as named numbers;
+- `model`: the learned ranker and answerability model, weights as JSON;
+- `read`: candidates scored in the best sentences of the facts;
+- `bridges`, `comparisons`: multi-hop questions and questions that compare two things;
+- `train`: fitting the models on labeled questions.
+"""
+
+from __future__ import annotations
+
+from deltaseek.programs.agent.learned_reader.bridges import bridge_phrase, resolve_bridge, resolve_bridges
+from deltaseek.programs.agent.learned_reader.candidates import candidate_spans, fits_type
+from deltaseek.programs.agent.learned_reader.comparisons import compare_options, compare_pair, question_options
+from deltaseek.programs.agent.learned_reader.model import ReaderModel, load_reader, shipped_reader
+from deltaseek.programs.agent.learned_reader.questions import (AnswerType, expected_answer_types, metric_phrase,
+                                                       metric_terms, question_parts, sentences)
+from deltaseek.programs.agent.learned_reader.read import Extracted, extract_span, facts_by_relevance, score_rows, \
+    summary_features, candidate_rows
+from deltaseek.programs.text import meaningful_tokens, normalize_query
+
+
+def extract_answer(question: str, facts: list, reader: ReaderModel | None = None) -> list[Extracted]:
+    """One extracted span per part of the question, read with its bridges resolved from the facts
+    ("the guild which printed the Almanac" as the guild's name); later parts read with the earlier
+    answers ("where was she born" after the name the first part found)."""
+    original, question = question, resolve_bridges(question, facts)
+    found: list[Extracted] = []
+    for part, kind in zip(question_parts(question), expected_answer_types(question)):
+        context = set().union(*(meaningful_tokens(e.span) for e in found)) if found else set()
+        span = extract_span(part, kind, facts, extra_terms=context, not_answers=original, reader=reader)
+        if span is not None:
+            found.append(span)
+    return found
+
+
+def states_the_metric(question: str, extracted: Extracted) -> bool:
+    """Whether a number comes from a sentence about the asked figure itself, not a related one
+    (members and branches are proxies for a share of the vote, not the share)."""
+    wanted = metric_terms(question)
+    return not wanted or bool(wanted & meaningful_tokens(extracted.sentence))
+
+
+def answer_confidence(question: str, answer: str, facts: list, reader: ReaderModel | None = None) -> float:
+    """The answerability model's probability for an answer the model gave, read as the candidate
+    of the facts that says it (the best-scored one whose words hold it or are held by it); 0 when
+    no candidate does: nothing read says it in a sentence the reader can weigh."""
+    reader = reader or shipped_reader()
+    kind = expected_answer_types(question)[0]
+    rows = score_rows(candidate_rows(question_parts(question)[0], kind, facts), reader)
+    said = f" {normalize_query(answer)} "
+    saying = [r for r in rows if (text := normalize_query(r.candidate.text))
+              and (f" {text} " in said or said.strip() in text)]
+    if not saying:
+        return 0.0
+    chosen = max(saying, key=lambda r: r.score)
+    others = [r for r in rows if r is not chosen]
+    for r in others:  # read as if it were the best: its lead over the rest is what the model weighs
+        r.score = min(r.score, chosen.score)
+    return reader.answerability.probability(summary_features([chosen, *others], kind))
+
+
+__all__ = ["AnswerType", "Extracted", "ReaderModel", "answer_confidence", "bridge_phrase", "candidate_spans",
+           "compare_options", "compare_pair", "expected_answer_types", "extract_answer", "extract_span",
+           "facts_by_relevance", "fits_type", "load_reader", "metric_phrase", "metric_terms", "question_options",
+           "resolve_bridge", "resolve_bridges", "sentences", "shipped_reader", "states_the_metric"]

@@ -1,0 +1,128 @@
+"""The reader's learned part: two linear models whose weights are data.
+
+The ranker scores every candidate (`features.FEATURES`) and the best one is the reader's span;
+the answerability model gives the probability that the facts read answer the question with that
+span (`ANSWERABILITY_FEATURES`), and below `threshold` the reader abstains. Both are logistic
+regressions trained by `python -m deltaseek.optimize.train_reader` (scikit-learn); what they
+learned is stored as JSON (feature names beside their coefficients, the threshold, the format
+version, what it was trained on), never a pickle: loading a reader runs no code. Scoring needs
+only the numbers.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import math
+import os
+import tempfile
+from pathlib import Path
+
+from pydantic import BaseModel, Field, ValidationError, model_validator
+
+from deltaseek.errors import ProgramFileError
+from deltaseek.programs.agent.learned_reader.questions import ANSWER_TYPES
+
+FORMAT_VERSION = 1
+SUMMARY_FEATURES = ("top_score", "margin", "top_share", "candidates_log")
+"""What the ranker's scores say of a question: the best score, its lead over the next distinct
+span, its share of the probability mass, how many candidates there were."""
+BEST_FEATURES = ("sentence_share", "window_share", "name_share", "passage_name_share", "support", "closeness",
+                 "in_question_share", "sentence_relevance", "passage_rank", "no_anchor", "past_for_present")
+"""The best candidate's own features the answerability model reads too."""
+ANSWERABILITY_FEATURES = (*SUMMARY_FEATURES, *(f"best_{n}" for n in BEST_FEATURES),
+                          *(f"ask_{t}" for t in ANSWER_TYPES))
+
+
+class Linear(BaseModel):
+    """A logistic regression as numbers: one coefficient per named feature and an intercept."""
+
+    features: list[str]
+    coef: list[float]
+    intercept: float
+
+    @model_validator(mode="after")
+    def _same_length(self):
+        if len(self.features) != len(self.coef):
+            raise ValueError(f"{len(self.features)} features but {len(self.coef)} coefficients")
+        return self
+
+    @functools.cached_property
+    def weights(self) -> dict[str, float]:
+        return dict(zip(self.features, self.coef))
+
+    def score(self, values: dict[str, float]) -> float:
+        """The logit: features absent from `values` are 0, features the model lacks weigh nothing."""
+        weights = self.weights
+        return self.intercept + sum(weights.get(name, 0.0) * v for name, v in values.items() if v)
+
+    def probability(self, values: dict[str, float]) -> float:
+        z = self.score(values)
+        return 1 / (1 + math.exp(-z)) if z > -60 else 0.0
+
+
+class ReaderModel(BaseModel):
+    """A trained reader: the ranker, the answerability model and the abstention threshold."""
+
+    format_version: int
+    ranker: Linear
+    answerability: Linear
+    threshold: float = Field(ge=0.0, le=1.0)
+    """The answerability probability below which the reader abstains, chosen on a dev split."""
+    trained_on: dict = Field(default_factory=dict)
+    """What it was trained and chosen on: dataset files, splits, question counts, the command."""
+    metrics: dict = Field(default_factory=dict)
+    """Its scores on the dev split it was chosen on (candidate recall, F1, abstention)."""
+
+    def save(self, path: str | Path) -> Path:
+        """Write the reader as JSON, atomically (a crash never leaves half a file)."""
+        path = Path(path)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
+        with os.fdopen(fd, "w", encoding="utf-8") as out:
+            out.write(self.model_dump_json(indent=1) + "\n")
+        os.chmod(tmp, 0o644)  # mkstemp makes it private; a reader is data anyone may read
+        os.replace(tmp, path)
+        return path
+
+
+def reader_from_dict(data: dict, source: str) -> ReaderModel:
+    """A reader from its JSON object; ProgramFileError names `source` when it is of another format
+    version or does not fit."""
+    if not isinstance(data, dict):
+        raise ProgramFileError(f"{source}: a reader is a JSON object, not {type(data).__name__}")
+    version = data.get("format_version")
+    if version != FORMAT_VERSION:
+        raise ProgramFileError(f"{source}: reader format version {version!r}, this deltaseek reads version "
+                               f"{FORMAT_VERSION}; retrain it with python -m deltaseek.optimize.train_reader")
+    try:
+        return ReaderModel.model_validate(data)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(p) for p in first["loc"])
+        raise ProgramFileError(f"{source}: reader field {where!r}: {first['msg']}") from None
+
+
+def load_reader(path: str | Path) -> ReaderModel:
+    """A reader saved as JSON; ProgramFileError with the file named when it cannot be used."""
+    path = Path(path)
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise ProgramFileError(f"{path}: no reader file there") from None
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise ProgramFileError(f"{path}: not a JSON reader file ({exc})") from None
+    return reader_from_dict(data, str(path))
+
+
+def shipped_reader_path() -> Path:
+    """The reader the package ships (`programs/compiled/reader.json`)."""
+    from importlib.resources import files
+
+    return Path(str(files("deltaseek.programs").joinpath("compiled", "reader.json")))
+
+
+@functools.cache
+def shipped_reader() -> ReaderModel:
+    """The reader trained on the bundled SQuAD 2.0 articles, loaded once."""
+    return load_reader(shipped_reader_path())

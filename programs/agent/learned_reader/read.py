@@ -1,0 +1,229 @@
+"""Reading the facts found: rank their sentences against the question, propose candidates in the
+best ones, score them with the learned ranker and say how likely the best one answers.
+
+No LM: at 135M parameters the reader reads a passage better than the model does. The span it
+picks and its confidence (the answerability model's probability) come from weights trained on
+labeled data (`model.py`); `read_evidence` abstains below the reader's threshold.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass, replace
+
+from deltaseek.programs.agent.learned_reader.candidates import FITTING_KINDS, Candidate, sentence_candidates, title_name
+from deltaseek.programs.agent.learned_reader.features import (COMMON_HEADS, PAST_RANGE, PRONOUN, QuestionView, SentenceView, candidate_features,
+                                                          lowercase_words, question_view, rarity, sentence_view,
+                                                          stems_of, support)
+from deltaseek.programs.agent.learned_reader.model import BEST_FEATURES, ReaderModel, shipped_reader
+from deltaseek.programs.agent.learned_reader.questions import AnswerType, sentences
+from deltaseek.programs.text import fold_accents, meaningful_tokens, named_entities
+
+TOP_SENTENCES = 8
+"""Candidates come from this many of the best-ranked sentences: the answer's sentence is among
+them for nearly every question whose passage was read, and each one more costs candidates."""
+TYPED_TOP_SENTENCES = 20
+"""A question that names its answer's type takes few candidates a sentence (its names, dates or
+figures only), so it reads further down: the one sentence naming a person may rank low among
+sentences that repeat the question's words."""
+_DEFINES = r"\b(?:is|was|are|were) (?:a|an|the|one of the)\b(?:\s+[\w'’-]+){{0,6}}?\s+{noun}s?\b"
+
+
+@dataclass(frozen=True)
+class Extracted:
+    """An answer span, the sentence it came from and the fact (source id) holding that sentence."""
+
+    span: str
+    sentence: str
+    source: str
+    kind: AnswerType
+    score: float
+    confidence: float = 1.0
+    """The answerability model's probability that the facts answer the question with this span:
+    below the reader's threshold the reader abstains."""
+
+
+@dataclass
+class Scored:
+    """A candidate with its sentence, its features and the ranker's score."""
+
+    candidate: Candidate
+    sentence: SentenceView
+    features: dict[str, float]
+    score: float = 0.0
+
+
+def rank_sentences(question_terms: set[str], facts: list, subject_terms: frozenset[str] = frozenset()
+                   ) -> list[tuple[float, str, object]]:
+    """(score, sentence, fact) for every sentence of the facts, best first: BM25 over the sentences
+    themselves (bm25s), plus a share of the whole passage's overlap with the question, which carries
+    the context a single sentence leaves to pronouns, and more for a passage naming the subject."""
+    import bm25s
+
+    rows = [(s, fact) for fact in facts for s in sentences(fact.text)]
+    if not rows or not question_terms:
+        return []
+    retriever = bm25s.BM25()
+    retriever.index([re.findall(r"\w+", fold_accents(s.lower())) for s, _ in rows], show_progress=False)
+    terms = [t for t in question_terms if t in retriever.vocab_dict]
+    if not terms:
+        return []
+    ids, scores = retriever.retrieve([terms], k=len(rows), show_progress=False)
+    ranked, passage_words = [], {}
+    for i, score in zip(ids[0], scores[0]):
+        sentence, fact = rows[int(i)]
+        if id(fact) not in passage_words:
+            passage_words[id(fact)] = meaningful_tokens(fact.title + " " + fact.text)
+        words = passage_words[id(fact)]
+        passage = len(question_terms & words) / len(question_terms)
+        about = len(subject_terms & words) / len(subject_terms) if subject_terms else 0.0
+        ranked.append((float(score) + passage + 2.0 * about, sentence, fact))
+    return sorted(ranked, key=lambda r: -r[0])
+
+
+def facts_by_relevance(question: str, facts: list) -> list:
+    """The facts ordered by their best sentence's rank against the question (those with no
+    sentence that shares a word with it last, in the order found)."""
+    subject = frozenset(meaningful_tokens(" ".join(named_entities(question))))
+    ranked = list(dict.fromkeys(id(f) for _, _, f in rank_sentences(meaningful_tokens(question), facts, subject)))
+    order = {fact_id: i for i, fact_id in enumerate(ranked)}
+    return sorted(facts, key=lambda f: order.get(id(f), len(order)))
+
+
+def title_candidate(fact, sentence: str, head: str | None) -> Candidate | None:
+    """A passage's title as a candidate where the sentence speaks of it without naming it: by a
+    pronoun ("She was elected in 2020.") or by defining it as the kind of thing asked for ("It is
+    the longest river of the region")."""
+    title = title_name(fact)
+    if not title:
+        return None
+    pronoun = PRONOUN.search(sentence)
+    if head and re.search(_DEFINES.format(noun=re.escape(head)), sentence, re.I):
+        return Candidate(title, 0, 0, frozenset({"title"}))
+    if pronoun:
+        return Candidate(title, pronoun.start(), pronoun.start(), frozenset({"title"}))
+    return None
+
+
+def candidate_rows(question: str, kind: str, facts: list, extra_terms: set[str] | None = None,
+                   not_answers: str = "", unlike: frozenset[str] = frozenset(), head: str | None = None,
+                   kinds: frozenset[str] | None = None, top_sentences: int | None = None) -> list[Scored]:
+    """Every candidate of the best sentences with its features, unscored: those fitting one of
+    `kinds` (default: the kinds the answer type takes, `FITTING_KINDS`). A span whose every word
+    the question (or `not_answers`) already says is never an answer, nor one sharing a word with
+    `unlike`."""
+    if not facts:
+        return []
+    kinds = FITTING_KINDS.get(kind) if kinds is None else kinds
+    top_sentences = top_sentences or (TOP_SENTENCES if kinds is None or "phrase" in kinds else TYPED_TOP_SENTENCES)
+    subject = frozenset(meaningful_tokens(" ".join(named_entities(question))))
+    ranked = rank_sentences(meaningful_tokens(question) | (extra_terms or set()), facts, subject)[:top_sentences]
+    if not ranked:
+        return []
+    rare = rarity([s for f in facts for s in sentences(f.text)])
+    view = question_view(question, kind, rare, not_answers)
+    if head:
+        view.head = head
+    ordinary = lowercase_words(facts)
+    order = {id(f): i for i, f in enumerate(facts)}
+    best = ranked[0][0] or 1.0
+    rows: list[Scored] = []
+    passages: dict[int, set[str]] = {}
+    facts_text = " ".join(f.text for f in facts).lower()
+    for rank, (relevance, text, fact) in enumerate(ranked):
+        if id(fact) not in passages:
+            passages[id(fact)] = stems_of(f"{fact.title} {fact.text}")
+        sentence = sentence_view(text, fact, rank, relevance / best, order.get(id(fact), len(facts)), passages[id(fact)])
+        sentence.facts_text = facts_text
+        sure = support(view, text, fact, passages[id(fact)])
+        candidates = sentence_candidates(text, phrases_too=kinds is None or "phrase" in kinds)
+        if (title := title_candidate(fact, text, view.head)) is not None:
+            candidates.append(title)
+        for candidate in candidates:
+            if kinds is not None and not candidate.kinds & kinds:
+                continue
+            if kind == "person" and not looks_like_a_person(candidate, facts):
+                continue
+            words = {w.lower() for w in re.findall(r"\w+", fold_accents(candidate.text))}
+            if not words or words <= view.asked_words or words & unlike:
+                continue
+            if kind == "person" and words & view.asked_words:
+                continue  # "Who leads the Tarn Council?" is not answered by a name holding "Tarn"
+            rows.append(Scored(candidate, sentence, candidate_features(view, sentence, candidate, ordinary, sure)))
+    return about_the_subject(rows, view)
+
+
+def about_the_subject(rows: list[Scored], view: QuestionView) -> list[Scored]:
+    """The candidates from passages naming every name of the question, when any passage does: an
+    answer comes from a passage about what the question asks of ("Who designed the Tern
+    compiler?" is not answered by a passage about another compiler's designer). A question asking
+    who holds something now ("Who is the mayor of Tarn?") takes, when it can, a sentence that
+    does not say the holding ended ("served until 2019")."""
+    named = [r for r in rows if view.names <= r.sentence.passage_stems]
+    rows = named or rows
+    if view.kind == "person" and view.present:
+        rows = [r for r in rows if not PAST_RANGE.search(r.sentence.text)] or rows
+    return rows
+
+
+def looks_like_a_person(candidate: Candidate, facts: list) -> bool:
+    """Whether a name can be a person's: written in words, not initials ("U.S."); not ending with
+    a common noun that heads the names of institutions, places and times ("the Tarn Assembly",
+    "Founders Day"); and one word alone only as the surname of a fuller name the facts write
+    ("Brann" where a passage says "Ida Brann"), since one capitalized word is as often a place
+    ("in Tarn") as a person."""
+    words = candidate.text.split()
+    if "title" in candidate.kinds:
+        return True
+    if not re.search(r"[a-z]{2}", candidate.text) or words[-1].lower().strip(".,") in COMMON_HEADS:
+        return False
+    if len(words) > 1:
+        return True
+    fuller = re.compile(rf"\b[A-Z][\w'’.-]*\s+(?:[A-Z][\w'’.-]*\s+)*{re.escape(words[0])}\b")
+    return any(fuller.search(f"{f.title}. {f.text}") for f in facts)
+
+
+def summary_features(rows: list[Scored], kind: str) -> dict[str, float]:
+    """What the answerability model reads: the ranker's scores (best, lead over the next distinct
+    span, share of the probability mass), the best candidate's own features, the type asked."""
+    if not rows:
+        return {f"ask_{kind}": 1.0, "top_score": -10.0, "margin": 0.0}
+    ordered = sorted(rows, key=lambda r: -r.score)
+    top = ordered[0]
+    said = top.candidate.text.lower()
+    runner = next((r.score for r in ordered[1:] if r.candidate.text.lower() != said), top.score - 5.0)
+    peak = top.score
+    mass = sum(math.exp(r.score - peak) for r in ordered)
+    values = {"top_score": top.score, "margin": top.score - runner, "top_share": 1.0 / mass,
+              "candidates_log": math.log1p(len(rows)), f"ask_{kind}": 1.0}
+    values.update({f"best_{name}": top.features.get(name, 0.0) for name in BEST_FEATURES})
+    return values
+
+
+def score_rows(rows: list[Scored], reader: ReaderModel) -> list[Scored]:
+    for row in rows:
+        row.score = reader.ranker.score(row.features)
+    return rows
+
+
+def extract_span(question: str, kind: AnswerType, facts: list, extra_terms: set[str] | None = None,
+                 head: str | None = None, not_answers: str = "", unlike: frozenset[str] = frozenset(),
+                 kinds: frozenset[str] | None = None, reader: ReaderModel | None = None) -> Extracted | None:
+    """The candidate the ranker scores best, with the answerability model's probability as its
+    confidence; None when the facts hold no candidate. Yes/no questions are left to comparisons
+    and the model."""
+    if kind == "yes_no" or not facts:
+        return None
+    reader = reader or shipped_reader()
+    rows = score_rows(candidate_rows(question, kind, facts, extra_terms, not_answers, unlike, head, kinds), reader)
+    if not rows:
+        return None
+    top = max(rows, key=lambda r: r.score)
+    confidence = reader.answerability.probability(summary_features(rows, kind))
+    return Extracted(top.candidate.text.strip(" ,;:"), top.sentence.text, top.sentence.fact.source, kind,
+                     top.score, round(confidence, 4))
+
+
+def with_confidence(extracted: Extracted, confidence: float) -> Extracted:
+    return replace(extracted, confidence=confidence)

@@ -1,0 +1,214 @@
+"""The learned reader: candidates, features, weights as data, training and the opt-in in the agent.
+
+Every sentence here is hand-written; none comes from a dataset (the last test checks the
+package's own docstring examples against `datasets/`).
+"""
+
+import ast
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from deltaseek.bundled import datasets_dir, labeled_set
+from deltaseek.errors import ProgramFileError
+from deltaseek.programs.agent import DeltaSeek
+from deltaseek.programs.agent.evidence import read_evidence
+from deltaseek.programs.agent.learned_reader import extract_answer, load_reader, shipped_reader
+from deltaseek.programs.agent.learned_reader.candidates import Candidate, phrases, sentence_candidates
+from deltaseek.programs.agent.learned_reader.features import (FEATURES, clause_subject, question_view, rarity,
+                                                              sentence_view, word_class, wh_key)
+from deltaseek.programs.agent.learned_reader.model import FORMAT_VERSION, Linear, ReaderModel, shipped_reader_path
+from deltaseek.programs.agent.learned_reader.read import looks_like_a_person
+from deltaseek.programs.agent.learned_reader.train import Question, choose_threshold, fit_reader, Outcome, prepare
+from deltaseek.programs.agent.scratchpad import Fact, Scratchpad, ToolCall
+from deltaseek.programs.tools import ToolStatus
+
+PACKAGE = Path(__file__).resolve().parent.parent / "programs" / "agent" / "learned_reader"
+
+
+def fact(source, title, text):
+    return Fact(source=source, title=title, text=text, step=1)
+
+
+def test_candidates_cover_names_dates_figures_and_phrases():
+    sentence = "The Vey Bridge, designed by Ida Brann, opened on 4 May 1911 and carried 3,000 carts a day."
+    found = {c.text: c.kinds for c in sentence_candidates(sentence)}
+    assert "name" in found["Ida Brann"] and "name" in found["Vey Bridge"]
+    assert "date" in found["4 May 1911"]
+    assert "number" in found["3,000 carts"]
+    assert "phrase" in found["carts"]
+    # a phrase never opens or closes with a function word, and never crosses a comma
+    for text, _, _ in phrases(sentence):
+        words = text.split()
+        assert words[0].lower() not in {"the", "and", "on", "by", "a"} and words[-1].lower() not in {"the", "and", "a"}
+        assert ", " not in text  # a comma inside a figure ("3,000") is not a break
+    assert not any(c.text == "designed by Ida Brann, opened" for c in sentence_candidates(sentence))
+
+
+def test_a_persons_name_is_words_not_initials_places_or_a_lone_word_with_no_fuller_name():
+    facts = [fact("a", "Ida Brann", "Ida Brann chaired the Tarn Assembly. Brann met the U.N. envoy in Tarn.")]
+    def person(text):
+        return looks_like_a_person(Candidate(text, 0, len(text), frozenset({"name"})), facts)
+    assert person("Ida Brann") and person("Brann")  # a surname the facts write in full
+    assert not person("Tarn")  # one word with no fuller name: as often a place
+    assert not person("Tarn Assembly")  # an institution's head noun
+    assert not person("U.N")  # initials
+
+
+def test_features_see_the_question_near_the_candidate_and_the_clause_it_opens():
+    question = "Who designed the Vey Bridge?"
+    text = "Ida Brann designed the Vey Bridge, and the mill beside it was built by Olaf Sund."
+    f = fact("a", "Vey Bridge", text)
+    view = question_view(question, "person", rarity([text]))
+    sentence = sentence_view(text, f, 0, 1.0, 0)
+    brann, sund = (Candidate(n, text.index(n), text.index(n) + len(n), frozenset({"name"}))
+                   for n in ("Ida Brann", "Olaf Sund"))
+    assert clause_subject(sentence, brann, view) and not clause_subject(sentence, sund, view)
+    assert wh_key(question) == "who" and wh_key("How many bridges cross the Vey?") == "how many"
+    assert wh_key("Which river runs through Tarn?") == "which+noun" and wh_key("What is a kestrel?") == "what+be"
+    assert word_class("Brann") == "<Name>" and word_class("1911,") == "<num>" and word_class("mill") == "mill"
+
+
+def small_world():
+    """Hand-written passages and questions: who built each bridge and when it opened."""
+    builders = ["Ida Brann", "Olaf Sund", "Mara Veil", "Piet Lorn", "Ansel Dray", "Cora Helm", "Ruth Pell",
+                "Tomas Ek", "Lena Arbo", "Jon Fray", "Nils Odd", "Vera Kast"]
+    rivers = ["Vey", "Tarn", "Osk", "Lume", "Brisk", "Corr", "Dunn", "Elm", "Fenn", "Gale", "Holt", "Iver"]
+    questions = []
+    for i, (builder, river) in enumerate(zip(builders, rivers)):
+        year = 1850 + 7 * i
+        text = (f"The {river} Bridge crosses the {river} river near the old mill. It was built by {builder} "
+                f"for the county. The bridge opened in {year} after four years of work.")
+        facts = [fact(f"b{i}", f"{river} Bridge", text)]
+        questions.append(Question(f"who-{i}", f"Who built the {river} Bridge?", facts, (builder,)))
+        questions.append(Question(f"when-{i}", f"When did the {river} Bridge open?", facts, (str(year),)))
+        questions.append(Question(f"none-{i}", f"Who painted the {river} Bridge?", facts, ()))
+    return prepare(questions)
+
+
+def test_training_learns_to_pick_the_right_spans_and_keeps_the_false_abstention_bound():
+    questions = small_world()
+    train, dev = questions[:24], questions[24:]
+    reader = fit_reader(train, dev, max_false_abstention=0.25)
+    for q in dev:
+        if q.answerable:
+            found = extract_answer(q.question, q.facts, reader)
+            assert found and found[0].span == q.answers[0], (q.question, found)
+    assert reader.metrics["false_abstention"] <= 0.25
+    assert set(reader.ranker.features) <= set(FEATURES) | {n for n in reader.ranker.features if n.startswith("lex:")}
+
+
+def test_the_threshold_abstains_most_within_the_bound():
+    found = [Outcome(True, 0.9, 1.0), Outcome(True, 0.3, 0.0), Outcome(True, 0.6, 1.0), Outcome(False, 0.2, 0.0),
+             Outcome(False, 0.5, 0.0)]
+    threshold, figures = choose_threshold(found, max_false_abstention=0.34)
+    assert threshold == 0.6 and figures["abstention"] == 1.0 and figures["false_abstention"] == pytest.approx(1 / 3)
+    threshold, figures = choose_threshold(found, max_false_abstention=0.0)
+    assert figures["false_abstention"] == 0.0 and threshold <= 0.3
+
+
+def test_a_reader_is_json_numbers_and_other_versions_are_refused_by_name(tmp_path):
+    reader = ReaderModel(format_version=FORMAT_VERSION, ranker=Linear(features=["closeness"], coef=[1.5], intercept=0),
+                         answerability=Linear(features=["top_score"], coef=[0.5], intercept=-1.0), threshold=0.3)
+    path = reader.save(tmp_path / "reader.json")
+    assert path.stat().st_mode & 0o044  # readable by others: it is data
+    assert load_reader(path) == reader
+    data = json.loads(path.read_text())
+    data["format_version"] = FORMAT_VERSION + 1
+    path.write_text(json.dumps(data))
+    with pytest.raises(ProgramFileError, match=rf"^{re.escape(str(path))}: reader format version {FORMAT_VERSION + 1}"):
+        load_reader(path)
+    data["format_version"] = FORMAT_VERSION
+    data["threshold"] = 7
+    path.write_text(json.dumps(data))
+    with pytest.raises(ProgramFileError, match="reader field 'threshold'"):
+        load_reader(path)
+    path.write_text("not json")
+    with pytest.raises(ProgramFileError, match="not a JSON reader file"):
+        load_reader(path)
+
+
+def test_the_shipped_reader_says_what_it_was_trained_on_and_uses_known_features():
+    reader = shipped_reader()
+    assert shipped_reader_path().is_file() and 0 < reader.threshold < 1
+    assert "squad2_articles.jsonl" in reader.trained_on["datasets"] and "hotpotqa.jsonl" not in reader.trained_on["datasets"]
+    assert reader.trained_on["command"].startswith("python -m deltaseek.optimize.train_reader")
+    assert {n for n in reader.ranker.features if not n.startswith("lex:")} <= set(FEATURES)
+    assert reader.metrics["candidate_recall"] >= 0.8
+
+
+def test_the_agent_reads_with_a_learned_reader_when_given_one_and_saves_it_with_the_program(tmp_path):
+    pad = Scratchpad(question="Who built the Vey Bridge?")
+    pad.facts = [fact("v", "Vey Bridge", "The Vey Bridge crosses the Vey river. It was built by Ida Brann in 1911.")]
+    pad.tool_calls = [ToolCall(step=1, tool="search", args={"query": pad.question}, status=ToolStatus.SUCCESS,
+                               executed=True, result_count=1, new_facts=1)]
+    reader = shipped_reader().model_copy(update={"threshold": 0.0})
+    reading = read_evidence(pad, reader=reader)
+    assert [e.span for e in reading.spans] == ["Ida Brann"] and reading.answerability == "direct"
+    never = shipped_reader().model_copy(update={"threshold": 1.0})
+    assert read_evidence(pad, reader=never).answerability != "direct"  # below the threshold it abstains
+    from deltaseek.programs.tools import LocalCorpusSearch
+    from deltaseek.programs.index import CorpusIndex, Passage
+    index = CorpusIndex.build([Passage(id="v", title="Vey Bridge", text=pad.facts[0].text)])
+    program = DeltaSeek([LocalCorpusSearch(index)], reader=reader)
+    program.save(str(tmp_path / "program.json"))
+    loaded = DeltaSeek([LocalCorpusSearch(index)])
+    loaded.load(str(tmp_path / "program.json"))
+    assert loaded.reader == reader
+
+
+def docstring_examples(path: Path) -> list[str]:
+    """The quoted examples ("...") of a module's docstrings and comments, of three words or more."""
+    source = path.read_text(encoding="utf-8")
+    texts = [ast.get_docstring(node) or "" for node in ast.walk(ast.parse(source))
+             if isinstance(node, (ast.Module, ast.FunctionDef, ast.ClassDef))]
+    texts += [line.split("#", 1)[1] for line in source.splitlines() if "#" in line]
+    texts += [node.value for node in ast.walk(ast.parse(source)) if isinstance(node, ast.Constant)
+              and isinstance(node.value, str) and node.value.count(" ") > 8]  # attribute docstrings
+    quoted = [q for text in texts for q in re.findall(r"[\"“]([^\"“”]{8,}?)[\"”]", text)]
+    # "What is the name of ..." is a pattern, not an example
+    return [q for q in quoted if "..." not in q and len(q.split()) >= 3]
+
+
+def test_no_example_in_the_learned_reader_quotes_a_dataset():
+    said = " ".join(path.read_text(encoding="utf-8").lower() for path in datasets_dir().rglob("*.jsonl"))
+    examples = {e for path in PACKAGE.glob("*.py") for e in docstring_examples(path)}
+    assert len(examples) > 10
+    quoted = sorted(e for e in examples if e.lower().rstrip(".?") in said)
+    assert not quoted, quoted
+
+
+def test_the_training_command_reproduces_the_shipped_reader():
+    """`python -m deltaseek.optimize.train_reader` (its defaults) gives the shipped reader within a
+    stated tolerance: the same features, and dev figures (F1, abstention, false abstention) and
+    threshold within 0.01 (scikit-learn's solver stops at a tolerance, so the coefficients agree to
+    about 0.01, not to the last digit). About two minutes on 2 cores."""
+    from deltaseek.optimize.train_reader import SHIPPED_DATASETS, train_on
+
+    retrained = train_on([str(labeled_set(name)) for name in SHIPPED_DATASETS])
+    shipped = shipped_reader()
+    assert retrained.ranker.features == shipped.ranker.features
+    assert retrained.answerability.features == shipped.answerability.features
+    assert retrained.threshold == pytest.approx(shipped.threshold, abs=0.01)
+    for figure in ("f1_answerable", "abstention", "false_abstention", "candidate_recall"):
+        assert retrained.metrics[figure] == pytest.approx(shipped.metrics[figure], abs=0.01), figure
+    assert retrained.trained_on["command"] == shipped.trained_on["command"]
+
+
+def test_optimize_trains_a_reader_for_a_users_set_and_keeps_the_best_on_its_dev_split(monkeypatch, tmp_path):
+    """`deltaseek optimize --train-reader`: the shipped reader as it is, re-thresholded, trained on
+    the set, trained on both; the best on the set's dev split is the program's and is saved with it
+    (the shipped data stands in small here: the seed set)."""
+    from deltaseek.optimize import train_reader
+
+    monkeypatch.setattr(train_reader, "SHIPPED_DATASETS", ("seed_set",))
+    program = DeltaSeek()
+    metrics = train_reader.train_reader_into(program, str(labeled_set("musique")))
+    assert program.reader is not None and program.reader.trained_on["chosen_as"] in {
+        "shipped", "shipped, threshold on this dev split", "trained on this set",
+        "trained on the shipped data and this set"}
+    assert {"reader_dev_f1_answerable", "reader_dev_false_abstention", "reader_threshold"} <= set(metrics)
+    program.save(str(tmp_path / "compiled.json"))
+    assert json.loads((tmp_path / "compiled.json").read_text())["reader"]["threshold"] == program.reader.threshold
