@@ -54,8 +54,9 @@ def bundled_corpora() -> tuple[Path, ...]:
 
 
 def labeled_set(name: str) -> Path:
-    """A bundled labeled set: `seed_set` (50 questions with splits), `musique` (100 questions) or
-    `squad2` (SQuAD 2.0 train questions, a third unanswerable)."""
+    """A bundled labeled set: `seed_set` (50 questions with splits), `musique` (100 questions),
+    `squad2` (SQuAD 2.0 train questions, a third unanswerable), `squad2_articles` (all of them,
+    split by article) or `hotpotqa` (500 two-hop questions)."""
     return datasets_dir() / f"{name}.jsonl"
 
 
