@@ -1,5 +1,6 @@
 """Two programs on the same questions: each metric for both, and the difference B - A with a
-paired bootstrap 95% interval (`deltaseek evaluate --compare A B`).
+paired bootstrap 95% interval (`deltaseek evaluate --compare A B`; for two results files that
+exist already, `python -m deltaseek.optimize.paired A.jsonl B.jsonl`).
 
 The rows are `evaluate.evaluate_program`'s per-example rows, paired by example id: each resample
 draws the same questions for both programs, so a question hard for both weighs on neither side of
@@ -12,6 +13,7 @@ that excludes zero is a difference the questions measured, not one resampling ma
 | metric | per question | on |
 |---|---|---|
 | combined, exact_match, token_f1 | the row's score | every question |
+| f1_on_answerable | the row's token F1 | gold answerability not "unlikely" |
 | abstention_on_unanswerable | 1 if the answer abstains (`metrics.contract.abstains`) | gold answerability "unlikely" |
 | false_abstention | 1 if the answer abstains | every other question |
 | lm_calls | the run's LM calls (mean) | every question |
@@ -50,6 +52,7 @@ PAIRED_METRICS = (
     PairedMetric("combined", lambda row: row["scores"]["combined"]),
     PairedMetric("exact_match", lambda row: row["scores"]["exact_match"]),
     PairedMetric("token_f1", lambda row: row["scores"]["token_f1"]),
+    PairedMetric("f1_on_answerable", lambda row: row["scores"]["token_f1"], lambda row: not unanswerable(row)),
     PairedMetric("abstention_on_unanswerable", lambda row: float(abstains(row)), unanswerable),
     PairedMetric("false_abstention", lambda row: float(abstains(row)), lambda row: not unanswerable(row)),
     PairedMetric("lm_calls", lambda row: float(row.get("lm_calls") or 0)),
@@ -117,3 +120,20 @@ def format_paired(table: list[dict], name_a: str = "A", name_b: str = "B") -> st
         lines.append(f"| {row['metric']} | {row['n']} | {number(row['a'])} | {number(row['b'])} | {difference} | "
                      f"{interval} |")
     return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> None:
+    """The paired table of two `evaluate --out` results files, paired by question id."""
+    import argparse
+    import json
+
+    parser = argparse.ArgumentParser(description=main.__doc__)
+    parser.add_argument("a", help="results of program A (JSONL, one row a question)")
+    parser.add_argument("b", help="results of program B")
+    args = parser.parse_args(argv)
+    rows = [[json.loads(line) for line in open(path, encoding="utf-8") if line.strip()] for path in (args.a, args.b)]
+    print(format_paired(paired_table(*rows), args.a, args.b))
+
+
+if __name__ == "__main__":
+    main()

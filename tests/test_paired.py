@@ -54,6 +54,8 @@ def test_abstentions_are_counted_on_their_own_questions():
     assert (unanswerable["n"], unanswerable["a"], unanswerable["b"]) == (2, 0.0, 1.0)
     assert (false["n"], false["a"], false["b"], false["difference"]) == (2, 0.5, 0.0, -0.5)
     assert table["combined"]["n"] == 4
+    f1 = table["f1_on_answerable"]  # the answer's F1 on the answerable questions alone
+    assert (f1["n"], f1["a"], f1["b"]) == (2, 0.5, 1.0)
     one = by_metric(paired_table(a[:1], b[:1]))
     assert one["combined"]["low"] is None and one["abstention_on_unanswerable"]["a"] is None
     text = format_paired(paired_table(a, b), "default", "tuned.json")
