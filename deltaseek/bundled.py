@@ -64,3 +64,8 @@ def shipped_program_path() -> Path:
     """Where the program compiled for the embedded model is shipped (`deltaseek.shipped_program()`
     loads it; it is also the default whenever that model runs). The file may be absent."""
     return _real_path(files("deltaseek.programs").joinpath("compiled", "shipped.json"))
+
+
+def shipped_reader_path() -> Path:
+    """The learned reader the package ships (`programs/compiled/reader.json`, its weights as JSON)."""
+    return _real_path(files("deltaseek.programs").joinpath("compiled", "reader.json"))

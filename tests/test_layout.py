@@ -18,7 +18,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 LAYERS = [
-    ("deltaseek.errors", "deltaseek.bundled"),
+    ("deltaseek.errors", "deltaseek.bundled", "deltaseek.files"),
     ("deltaseek.signatures",),
     ("deltaseek.metrics",),
     ("deltaseek.programs",),

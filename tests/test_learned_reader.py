@@ -19,7 +19,8 @@ from deltaseek.programs.agent.learned_reader import extract_answer, load_reader,
 from deltaseek.programs.agent.learned_reader.candidates import Candidate, phrases, sentence_candidates
 from deltaseek.programs.agent.learned_reader.features import (FEATURES, clause_subject, question_view, rarity,
                                                               sentence_view, word_class, wh_key)
-from deltaseek.programs.agent.learned_reader.model import FORMAT_VERSION, Linear, ReaderModel, shipped_reader_path
+from deltaseek.bundled import shipped_reader_path
+from deltaseek.programs.agent.learned_reader.model import FORMAT_VERSION, Linear, ReaderModel
 from deltaseek.programs.agent.learned_reader.read import looks_like_a_person
 from deltaseek.programs.agent.learned_reader.train import Question, choose_threshold, fit_reader, Outcome, prepare
 from deltaseek.programs.agent.scratchpad import Fact, Scratchpad, ToolCall

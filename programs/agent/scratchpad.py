@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 import os
-import tempfile
-from pathlib import Path
 from typing import Literal
 
 from pydantic import BaseModel, Field
 
+from deltaseek.files import write_text_atomically
 from deltaseek.programs.agent.lm_faults import LMFault
 from deltaseek.programs.tools.base import ToolStatus
 from deltaseek.signatures import AnswerabilityStatus
@@ -154,9 +153,4 @@ class Scratchpad(BaseModel):
 
     def save(self, path: str | os.PathLike) -> None:
         """Atomic write: a crash mid-write never leaves a truncated trajectory."""
-        path = Path(path)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
-        with os.fdopen(fd, "w", encoding="utf-8") as out:
-            out.write(self.model_dump_json(indent=2))
-        os.replace(tmp, path)
+        write_text_atomically(path, self.model_dump_json(indent=2))

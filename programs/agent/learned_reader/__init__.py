@@ -22,7 +22,7 @@ from deltaseek.programs.agent.learned_reader.questions import (AnswerType, expec
                                                        metric_terms, question_parts, sentences)
 from deltaseek.programs.agent.learned_reader.read import Extracted, extract_span, facts_by_relevance, score_rows, \
     summary_features, candidate_rows
-from deltaseek.programs.text import meaningful_tokens, normalize_query
+from deltaseek.programs.text import meaningful_tokens
 
 
 def extract_answer(question: str, facts: list, reader: ReaderModel | None = None) -> list[Extracted]:
@@ -46,26 +46,7 @@ def states_the_metric(question: str, extracted: Extracted) -> bool:
     return not wanted or bool(wanted & meaningful_tokens(extracted.sentence))
 
 
-def answer_confidence(question: str, answer: str, facts: list, reader: ReaderModel | None = None) -> float:
-    """The answerability model's probability for an answer the model gave, read as the candidate
-    of the facts that says it (the best-scored one whose words hold it or are held by it); 0 when
-    no candidate does: nothing read says it in a sentence the reader can weigh."""
-    reader = reader or shipped_reader()
-    kind = expected_answer_types(question)[0]
-    rows = score_rows(candidate_rows(question_parts(question)[0], kind, facts), reader)
-    said = f" {normalize_query(answer)} "
-    saying = [r for r in rows if (text := normalize_query(r.candidate.text))
-              and (f" {text} " in said or said.strip() in text)]
-    if not saying:
-        return 0.0
-    chosen = max(saying, key=lambda r: r.score)
-    others = [r for r in rows if r is not chosen]
-    for r in others:  # read as if it were the best: its lead over the rest is what the model weighs
-        r.score = min(r.score, chosen.score)
-    return reader.answerability.probability(summary_features([chosen, *others], kind))
-
-
-__all__ = ["AnswerType", "Extracted", "ReaderModel", "answer_confidence", "bridge_phrase", "candidate_spans",
+__all__ = ["AnswerType", "Extracted", "ReaderModel", "bridge_phrase", "candidate_spans",
            "compare_options", "compare_pair", "expected_answer_types", "extract_answer", "extract_span",
            "facts_by_relevance", "fits_type", "load_reader", "metric_phrase", "metric_terms", "question_options",
            "resolve_bridge", "resolve_bridges", "sentences", "shipped_reader", "states_the_metric"]

@@ -14,13 +14,13 @@ from __future__ import annotations
 import functools
 import json
 import math
-import os
-import tempfile
 from pathlib import Path
 
 from pydantic import BaseModel, Field, ValidationError, model_validator
 
+from deltaseek.bundled import shipped_reader_path
 from deltaseek.errors import ProgramFileError
+from deltaseek.files import write_text_atomically
 from deltaseek.programs.agent.learned_reader.questions import ANSWER_TYPES
 
 FORMAT_VERSION = 1
@@ -76,14 +76,7 @@ class ReaderModel(BaseModel):
 
     def save(self, path: str | Path) -> Path:
         """Write the reader as JSON, atomically (a crash never leaves half a file)."""
-        path = Path(path)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
-        with os.fdopen(fd, "w", encoding="utf-8") as out:
-            out.write(self.model_dump_json(indent=1) + "\n")
-        os.chmod(tmp, 0o644)  # mkstemp makes it private; a reader is data anyone may read
-        os.replace(tmp, path)
-        return path
+        return write_text_atomically(path, self.model_dump_json(indent=1) + "\n", mode=0o644)  # data anyone may read
 
 
 def reader_from_dict(data: dict, source: str) -> ReaderModel:
@@ -113,13 +106,6 @@ def load_reader(path: str | Path) -> ReaderModel:
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:
         raise ProgramFileError(f"{path}: not a JSON reader file ({exc})") from None
     return reader_from_dict(data, str(path))
-
-
-def shipped_reader_path() -> Path:
-    """The reader the package ships (`programs/compiled/reader.json`)."""
-    from importlib.resources import files
-
-    return Path(str(files("deltaseek.programs").joinpath("compiled", "reader.json")))
 
 
 @functools.cache

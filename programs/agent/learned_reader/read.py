@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 import re
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 from deltaseek.programs.agent.learned_reader.candidates import FITTING_KINDS, Candidate, sentence_candidates, title_name
 from deltaseek.programs.agent.learned_reader.features import (COMMON_HEADS, PAST_RANGE, PRONOUN, QuestionView, SentenceView, candidate_features,
@@ -224,6 +224,3 @@ def extract_span(question: str, kind: AnswerType, facts: list, extra_terms: set[
     return Extracted(top.candidate.text.strip(" ,;:"), top.sentence.text, top.sentence.fact.source, kind,
                      top.score, round(confidence, 4))
 
-
-def with_confidence(extracted: Extracted, confidence: float) -> Extracted:
-    return replace(extracted, confidence=confidence)
