@@ -30,6 +30,8 @@ ADDRESS = re.compile(rf"\b\d{{1,5}}(?:[-–]\d{{1,5}})? (?:[A-Z0-9][\w'.-]* ){{0
 NAME = re.compile(r"\b[A-Z][\w'’.-]*(?:\s+(?:(?:van|von|de|der|da|del|di|le|bin|of|the|and|for)\s+)?[A-Z][\w'’.-]*)*")
 """Capitalized words, with the small words names carry inside them ("Anna van Dijk", "Bank of Tarbury")."""
 QUOTED = re.compile(r"[\"“]([^\"“”]{1,60})[\"”]")
+NICKNAMED = re.compile(r"\b[A-Z][\w'’.-]*\s+[\"“][A-Z][^\"“”]{0,24}[\"”]\s+[A-Z][\w'’.-]*(?:\s+[A-Z][\w'’.-]*)*")
+"""A name with a nickname quoted inside it: 'Margaret "Peggy" Alder' is one person."""
 _NAME_BEFORE_NUMBER = re.compile(r"(?:^|\s)([A-Z][\w.+-]*|\w+&\w+)\s$")
 _QUANTITY_WORDS = frozenset("nearly around almost roughly approximately less exactly circa since top".split())
 _WORD = re.compile(r"[\w$€£][\w'’.,%-]*[\w%]|[\w$€£]")
@@ -101,7 +103,7 @@ def candidate_spans(sentence: str, kind: str) -> list[tuple[str, int]]:
             spans.append((m.group(0) + noun, m.start()))
         return spans
     if kind in ("name", "person", "place", "entity"):
-        return list(_names(sentence))
+        return list(_names(sentence)) + [(m.group(0), m.start()) for m in NICKNAMED.finditer(sentence)]
     return []
 
 

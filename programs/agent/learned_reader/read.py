@@ -17,7 +17,7 @@ from deltaseek.programs.agent.learned_reader.features import (COMMON_HEADS, PAST
                                                           lowercase_words, question_view, rarity, sentence_view,
                                                           stems_of, support)
 from deltaseek.programs.agent.learned_reader.model import BEST_FEATURES, ReaderModel, shipped_reader
-from deltaseek.programs.agent.learned_reader.questions import AnswerType, sentences
+from deltaseek.programs.agent.learned_reader.questions import AnswerType, sentences, stem
 from deltaseek.programs.text import fold_accents, meaningful_tokens, named_entities
 
 TOP_SENTENCES = 8
@@ -27,6 +27,10 @@ TYPED_TOP_SENTENCES = 20
 """A question that names its answer's type takes few candidates a sentence (its names, dates or
 figures only), so it reads further down: the one sentence naming a person may rank low among
 sentences that repeat the question's words."""
+FORMER_HOLDER = re.compile(r"\b(?:(?:left|vacated|held|filled) by|succeeded|succeeding|replaced|replacing|preceded by|"
+                           r"predecessor,?)\s+(?:[A-Z][\w'’.-]*\s+){0,3}$")
+"""The words that introduce whom a post was taken over from, right before a name: "the seat
+vacated by Ben Orr", "succeeding Ana Ruiz". Who holds the post now is not that name."""
 _DEFINES = r"\b(?:is|was|are|were) (?:a|an|the|one of the)\b(?:\s+[\w'’-]+){{0,6}}?\s+{noun}s?\b"
 
 
@@ -162,9 +166,19 @@ def about_the_subject(rows: list[Scored], view: QuestionView) -> list[Scored]:
     does not say the holding ended ("served until 2019")."""
     named = [r for r in rows if view.names <= r.sentence.passage_stems]
     rows = named or rows
+    # the passage titled with the question's names alone is the one about its subject: "Where was
+    # Ida Brann born?" is read first in "Ida Brann", not in "Brann Hall" nor in a passage naming her
+    titled = [r for r in rows if view.names and (title := title_words(r.sentence.fact)) and title <= view.names]
+    rows = titled or rows
     if view.kind == "person" and view.present:
         rows = [r for r in rows if not PAST_RANGE.search(r.sentence.text)] or rows
+        rows = [r for r in rows if not FORMER_HOLDER.search(r.sentence.text[:r.candidate.start])] or rows
     return rows
+
+
+def title_words(fact) -> set[str]:
+    """The word stems of what a passage's title names ("Tern (compiler): history" -> tern)."""
+    return {stem(w) for w in meaningful_tokens(title_name(fact))}
 
 
 def looks_like_a_person(candidate: Candidate, facts: list) -> bool:
