@@ -18,7 +18,7 @@ from deltaseek.programs.agent.learned_reader.features import (COMMON_HEADS, PAST
                                                           stems_of, support)
 from deltaseek.programs.agent.learned_reader.model import BEST_FEATURES, ReaderModel, shipped_reader
 from deltaseek.programs.agent.learned_reader.questions import AnswerType, sentences, stem
-from deltaseek.programs.text import fold_accents, meaningful_tokens, named_entities
+from deltaseek.programs.text import fold_accents, meaningful_tokens, named_entities, stopwords
 
 TOP_SENTENCES = 8
 """Candidates come from this many of the best-ranked sentences: the answer's sentence is among
@@ -194,8 +194,11 @@ def looks_like_a_person(candidate: Candidate, facts: list) -> bool:
         return False
     if len(words) > 1:
         return True
-    fuller = re.compile(rf"\b[A-Z][\w'’.-]*\s+(?:[A-Z][\w'’.-]*\s+)*{re.escape(words[0])}\b")
-    return any(fuller.search(f"{f.title}. {f.text}") for f in facts)
+    # words of a name: no sentence's end between them ("... in Tarn. Brann rose"), an initial apart
+    word = r"(?:[A-Z][\w'’-]*|[A-Z]\.)"
+    fuller = re.compile(rf"\b({word})[ \t]+(?:{word}[ \t]+)*{re.escape(words[0])}\b")
+    # a capitalized article or preposition opening a sentence ("The Vell rises") is no first name
+    return any(m.group(1).lower() not in stopwords() for f in facts for m in fuller.finditer(f"{f.title}\n{f.text}"))
 
 
 def summary_features(rows: list[Scored], kind: str) -> dict[str, float]:
