@@ -56,6 +56,25 @@ def test_a_persons_name_is_words_not_initials_places_or_a_lone_word_with_no_full
     assert not person("Tarn")  # one word with no fuller name: as often a place
     assert not person("Tarn Assembly")  # an institution's head noun
     assert not person("U.N")  # initials
+    # an article opening a sentence, or a title written before its text, is no first name
+    places = [fact("v", "Orla (river)", "The Orla rises in the hills."), fact("p", "Kestle", "Kestle is a port.")]
+    assert not looks_like_a_person(Candidate("Orla", 0, 4, frozenset({"name"})), places)
+    assert not looks_like_a_person(Candidate("Kestle", 0, 6, frozenset({"name"})), places)
+
+
+def test_a_name_with_a_quoted_nickname_is_one_candidate():
+    found = {c.text: c.kinds for c in sentence_candidates('The press was run by Margaret "Peggy" Alder until 1920.')}
+    assert "name" in found['Margaret "Peggy" Alder']
+
+
+def test_the_passage_titled_with_the_subject_and_the_current_holder_are_read_first():
+    reader = shipped_reader()
+    facts = [fact("hall", "Brann Hall", "Brann Hall in Kell was named after Ida Brann, born a century earlier."),
+             fact("ida", "Ida Brann", "Ida Brann is a painter. She was born in Tarnwick.")]
+    assert extract_answer("Where was Ida Brann born?", facts, reader)[0].span == "Tarnwick"
+    council = [fact("c", "Tarn council", "The council named Ada Lind to fill the seat vacated by Ben Orr, and she "
+                                         "became the mayor of Tarn in May 2024.")]
+    assert extract_answer("Who is the mayor of Tarn?", council, reader)[0].span == "Ada Lind"
 
 
 def test_features_see_the_question_near_the_candidate_and_the_clause_it_opens():
