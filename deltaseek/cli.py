@@ -59,6 +59,10 @@ def add_lm_options(parser: argparse.ArgumentParser) -> None:
                              "prompts, every call asked (default: small for the embedded model, capable for any other)")
 
 
+RULE_READER = "rules"
+"""`--reader rules`: the rule reader in place of the learned one."""
+
+
 def add_agent_options(parser: argparse.ArgumentParser) -> None:
     add_lm_options(parser)
     parser.add_argument("--corpus", action="append", help="JSONL corpus to search (repeatable); default: the bundled corpus")
@@ -67,8 +71,9 @@ def add_agent_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--no-cache", action="store_true", help="do not read or write the search result cache")
     parser.add_argument("--program", help="a compiled program to load instead of the default: a JSON state file, "
                                            "or an MLflow model URI such as models:/NAME/VERSION (its prompts)")
-    parser.add_argument("--reader", help="a learned reader (JSON weights, python -m deltaseek.optimize.train_reader) "
-                        "in place of the rule reader; the shipped one is programs/compiled/reader.json")
+    parser.add_argument("--reader", help="a learned reader's JSON weights (python -m deltaseek.optimize.train_reader) "
+                        "in place of the program's, or `rules` for the rule reader; default: the program's own, "
+                        "else the shipped programs/compiled/reader.json")
     parser.add_argument("--soft-budget", type=int)
     parser.add_argument("--hard-budget", type=int)
     parser.add_argument("--max-searches", type=int)
@@ -104,14 +109,15 @@ def build_program(args, source: str | None = None, tools: list | None = None) ->
     """The agent for these options: tools (unless given), settings, and a compiled program when
     there is one (`source`, else --program)."""
     overrides = {k: v for k, v in {"soft_budget": args.soft_budget, "hard_budget": args.hard_budget,
-                                   "max_searches": args.max_searches, "profile": args.profile}.items() if v is not None}
+                                   "max_searches": args.max_searches, "profile": args.profile,
+                                   "reader": "rules" if args.reader == RULE_READER else None}.items() if v is not None}
     try:
         settings = AgentSettings(**overrides)
     except ValidationError as exc:
         raise UsageError(f"bad budget option: {exc.errors()[0]['loc'][0]} {exc.errors()[0]['msg']}") from None
     if tools is None:
         tools = build_tools(args.tools or "local", lambda: CorpusIndex.open(args.corpus), use_cache=not args.no_cache)
-    program = DeltaSeek(tools=tools, settings=settings, reader=load_reader(args.reader) if args.reader else None)
+    program = DeltaSeek(tools=tools, settings=settings, reader=load_reader(args.reader) if args.reader not in (None, RULE_READER) else None)
     load_state_into(program, args.program if source is None else source)
     if overrides:  # an option given here wins over the settings saved with the program
         program.settings = program.settings.model_copy(update=overrides)

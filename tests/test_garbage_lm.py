@@ -58,7 +58,7 @@ def assert_no_echo(pred, program_names):
 
 @pytest.mark.parametrize("question,expected", [
     ("Who is the lieutenant governor of Ohio?", ["Tressel"]),
-    ("Who created the Ruby programming language, and where was he born?", ["Yukihiro Matsumoto", "Osaka"]),
+    ("Who created the Ruby programming language, and where was he born?", ["Yukihiro", "Matsumoto", "Osaka"]),
     ("What is the street address of The New York Times headquarters?", ["620 Eighth Avenue"]),
 ])
 def test_the_guardrails_reach_the_answer_whatever_the_model_says(question, expected, bundled_index, use_lm):

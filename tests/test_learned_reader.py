@@ -232,3 +232,31 @@ def test_optimize_trains_a_reader_for_a_users_set_and_keeps_the_best_on_its_dev_
     assert {"reader_dev_f1_answerable", "reader_dev_false_abstention", "reader_threshold"} <= set(metrics)
     program.save(str(tmp_path / "compiled.json"))
     assert json.loads((tmp_path / "compiled.json").read_text())["reader"]["threshold"] == program.reader.threshold
+
+
+def searched_pad(question: str, facts: list, *queries: str) -> Scratchpad:
+    pad = Scratchpad(question=question)
+    pad.facts = facts
+    pad.tool_calls = [ToolCall(step=i + 1, tool="search", args={"query": q}, status=ToolStatus.SUCCESS,
+                               executed=True, result_count=1, new_facts=1) for i, q in enumerate(queries or [question])]
+    return pad
+
+
+def test_the_program_reads_with_the_shipped_learned_reader_unless_the_rules_are_asked_for():
+    from deltaseek.programs.agent.settings import AgentSettings
+    pad = searched_pad("Who is the mayor of Tarn?", [fact("c", "Tarn council", "The council named Ada Lind to fill the seat "
+                                                      "vacated by Ben Orr, and she became the mayor of Tarn in May 2024.")])
+    assert [e.span for e in DeltaSeek().read(pad).spans] == ["Ada Lind"]
+    assert read_evidence(pad, reader=shipped_reader()).spans == DeltaSeek().read(pad).spans
+    assert [e.span for e in DeltaSeek(settings=AgentSettings(reader="rules")).read(pad).spans] == ["Ben Orr"]
+
+
+def test_a_later_part_about_the_first_answer_waits_for_a_search_that_names_it():
+    question = "Who built the Orla mill, and where did she train?"
+    facts = [fact("m", "Orla mill", "The Orla mill was built by Ada Lind in 1850 beside the weir at Kestle."),
+             fact("a", "Ada Lind", "Ada Lind was an engineer. She trained in Tarnwick under a millwright.")]
+    before = read_evidence(searched_pad(question, facts), reader=shipped_reader().model_copy(update={"threshold": 0.0}))
+    assert before.answerability == "unknown"  # what is asked of her is to be searched under her name
+    after = read_evidence(searched_pad(question, facts, question, "Ada Lind trained"),
+                          reader=shipped_reader().model_copy(update={"threshold": 0.0}))
+    assert [e.span for e in after.spans][:1] == ["Ada Lind"] and after.answerability == "direct"

@@ -21,7 +21,7 @@ from deltaseek.programs.agent.fallbacks import clean_items, heuristic_query, heu
 from deltaseek.programs.agent.lm_faults import lm_fault_caveats, record_lm_fault
 from deltaseek.programs.agent.program_file import (LEGACY_SETTINGS_KEY, READER_KEY, SETTINGS_KEY, load_program_file,
                                                    shipped_program_path)
-from deltaseek.programs.agent.learned_reader import ReaderModel
+from deltaseek.programs.agent.learned_reader import ReaderModel, shipped_reader
 from deltaseek.programs.agent.learned_reader.model import reader_from_dict
 from deltaseek.programs.agent.reader import expected_answer_types, facts_by_relevance
 from deltaseek.programs.agent.scratchpad import Fact, Scratchpad, StepRecord, ToolCall
@@ -86,7 +86,8 @@ class DeltaSeek(dspy.Module):
         self.tools = {tool.name: tool for tool in tools}
         self.settings = settings or AgentSettings()
         self.reader = reader
-        """The learned reader (`learned_reader`), its weights and threshold; None: the rule reader."""
+        """The learned reader's weights and threshold, when the program has its own (trained by
+        `deltaseek optimize --train-reader`); None: the shipped reader's."""
         self.saved_settings: tuple[str, ...] = CALIBRATED_SETTINGS
         """The settings saved with this program's state (measured on labeled data with its prompts)."""
         self.step_delta = dspy.Predict(step_delta_for_tools(list(self.tools)))
@@ -312,8 +313,9 @@ class DeltaSeek(dspy.Module):
 
     def read(self, pad: Scratchpad) -> Reading:
         """The evidence's reading, with the reader abstaining below the calibrated confidence."""
+        reader = None if self.settings.reader == "rules" else self.reader or shipped_reader()
         return read_evidence(pad, self.settings.reader_min_confidence, self.settings.reader_min_confidence_by_type,
-                             self.reader)
+                             reader)
 
     def profile(self) -> str:
         """`small` or `capable` (AgentSettings.profile): the one place where the two kinds of

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 
 from deltaseek.programs.agent import guardrails as guard
 from deltaseek.programs.agent.guardrails import NUMBER_WORDS
-from deltaseek.programs.agent.learned_reader import ReaderModel
+from deltaseek.programs.agent.learned_reader import ReaderModel, question_parts
 from deltaseek.programs.agent.learned_reader import extract_answer as learned_extract_answer
 from deltaseek.programs.agent.reader import (Extracted, bridge_phrase, candidate_spans, compare_options, compare_pair,
                                              expected_answer_types, extract_answer,
@@ -71,7 +71,7 @@ def read_evidence(pad: Scratchpad, min_confidence: float = 0.0, by_type: Mapping
         found = extract_answer(pad.question, pad.facts)
         unsure = [e for e in found if e.confidence < (by_type or {}).get(e.kind, min_confidence)]
     direct = [e for e in found if e not in unsure and (e.kind != "number" or states_the_metric(pad.question, e))]
-    if direct and unfollowed_bridge(pad):
+    if direct and (unfollowed_bridge(pad) or unfollowed_pronoun(pad, found)):
         return Reading(spans=direct, unsure=unsure, answerability="unknown")  # read before the hop that answers it
     if direct and len(direct) == len(found) and (len(found) == len(kinds) or kinds == ["other"]):
         return Reading(spans=direct, answerability="direct")
@@ -92,6 +92,21 @@ def unfollowed_bridge(pad: Scratchpad) -> bool:
     searched = [meaningful_tokens(c.query) for c in pad.executed_calls if not c.status.failed]
     entity = meaningful_tokens(resolved) - meaningful_tokens(pad.question)
     return bool(entity) and not any(entity <= q for q in searched)
+
+
+_LATER_PRONOUN = re.compile(r"\b(?:he|she|it|they|him|them|his|her|its|their)\b", re.I)
+
+
+def unfollowed_pronoun(pad: Scratchpad, found: list[Extracted]) -> bool:
+    """Whether a later part of the question speaks of the earlier part's answer by a pronoun ("Who
+    built the mill, and where did she train?") while no search has named that answer yet: what
+    is asked of her is in a passage about her, which the first part's passages rarely are."""
+    parts = question_parts(pad.question)
+    if len(found) < 2 or len(parts) < 2 or not any(_LATER_PRONOUN.search(p) for p in parts[1:]):
+        return False
+    entity = meaningful_tokens(found[0].span) - meaningful_tokens(pad.question)
+    searched = [meaningful_tokens(c.query) for c in pad.executed_calls if not c.status.failed]
+    return bool(entity) and not any(entity & q for q in searched)
 
 
 def figures_about_subject(pad: Scratchpad, limit: int = 3) -> list[Extracted]:

@@ -27,12 +27,15 @@ that says less."""
 SAVED_SETTINGS = ("reader_min_confidence", "reader_min_confidence_by_type", "soft_budget", "hard_budget",
                   "max_searches", "min_new_tokens", "exhaustion_window", "weak_results_before_judging",
                   "relevance_drop", "max_lm_failures", "budgets_from_task_kind", "replaced_moves_before_program_leads",
-                  "task_search_caps", "first_strategies", "prompt_facts")
+                  "task_search_caps", "first_strategies", "prompt_facts", "reader")
 """The settings a compiled program may carry: measured on labeled data with its prompts (calibrated
 or tuned). The profile and the LM-helper switches are not among them: they follow the model, which
 is whoever runs the program's choice."""
 
 Profile = Literal["small", "capable"]
+ReaderKind = Literal["learned", "rules"]
+"""`learned`: spans and abstention scored by the learned reader's weights (the program's own, else
+the shipped ones); `rules`: the rule reader, kept to compare with."""
 """`small`: a model whose replies are rarely usable beyond a query (the embedded 135M); `capable`:
 a model whose answers are used as written unless a check names what is wrong with them."""
 
@@ -57,6 +60,8 @@ class AgentSettings(BaseModel):
         default_factory=lambda: dict(READER_MIN_CONFIDENCE_BY_TYPE),
         description="The threshold for the spans of these answer types (person, entity, date, ...), in place of "
         "`reader_min_confidence`: calibrated with it, for the types with enough labeled questions to measure.")
+    reader: ReaderKind = Field("learned", description="Which extractive reader picks spans and abstains: the "
+                               "learned one (`learned_reader`, weights as data) or the rule reader (`rules`).")
     budgets_from_task_kind: bool = Field(True, description="Let the task kind set soft/hard budgets (seed 004).")
     profile: Profile | None = Field(None, description="How much the program leans on the model: `small` (compact "
                                     "prompts and calls, no helper calls, the evidence decides where it can) or "
