@@ -584,7 +584,7 @@ def cmd_optimize(args) -> int:
                                        reflection_lm) if spec else student.deepcopy()
             if args.train_reader:  # the learned reader decides abstention itself: no rule-reader calibration
                 tracker.log_metrics(train_reader_into(compiled, args.dataset, args.corpus))
-            elif chosen := calibration.recalibrate(compiled, parts["train"]):  # saved with the program
+            elif compiled.settings.reader == "rules" and (chosen := calibration.recalibrate(compiled, parts["train"])):
                 print(f"{calibration.describe(chosen)}, calibrated on the train split "
                       f"(abstention on unanswerable {chosen.abstention_on_unanswerable:.0%}, false abstention "
                       f"{chosen.false_abstention:.0%})")
