@@ -28,7 +28,7 @@ from deltaseek.signatures import ANSWERABILITY
 
 DUMPED_WORDS = 30
 """An answer this long that stands word for word in a fact is the passage handed back, not an
-answer; a shorter stretch of a passage ("singing and dancing") is how answers are written."""
+answer; a shorter stretch of a passage ("baking and brewing") is how answers are written."""
 _YES_NO = re.compile(r"^\s*(?:yes|no)\b", re.I)
 NUMBER_WORDS_TO_DIGITS = {word: digit for digit, word in NUMBER_WORDS.items()}
 

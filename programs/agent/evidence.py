@@ -148,7 +148,7 @@ def _normalized(text: str) -> str:
 
 
 def _title_head(title: str) -> str:
-    """"The Magnificent Seven (1960 film): cast" -> "magnificent seven"."""
+    """"The Tern Harbour (1890 survey): charts" -> "tern harbour"."""
     head = re.sub(r"\s*\(.*?\)", "", title.split(":")[0])
     return _normalized(re.sub(r"^the\s+", "", head, flags=re.I))
 
