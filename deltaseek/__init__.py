@@ -6,7 +6,7 @@
     configure_lm()                      # the embedded SmolLM2; or configure_lm("openai/gpt-4o-mini")
     program = DeltaSeek()               # tools: the bundled corpus; or tools=build_tools("web,wikipedia")
                                         # shipped_program(): the compiled one, when this version ships it
-    print(program(question="Who created Ruby?").answer)
+    print(program(question="Who designed the Ruby language?").answer)
 """
 
 from deltaseek.bundled import SEED_QUESTIONS, bundled_corpora, corpus_path, labeled_set
