@@ -507,7 +507,7 @@ def baseline_program(args):
     built = build_program(args)
     if args.program and args.program != UNCOMPILED:
         return built, args.program
-    return DeltaSeek(tools=list(built.tools.values()), settings=built.settings), "uncompiled"
+    return DeltaSeek(tools=list(built.tools.values()), settings=built.settings, reader=built.reader), "uncompiled"
 
 
 def cmd_optimize(args) -> int:
