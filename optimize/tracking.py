@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import logging
 import os
 import sys
 import time
@@ -73,6 +74,30 @@ def flatten(params: dict[str, Any], prefix: str = "") -> dict[str, str]:
     return flat
 
 
+class TraceExportFailures(logging.Filter):
+    """MLflow sends traces from threads of its own, and logs a warning for each one it could not
+    send after retrying it: the first becomes the tracker's one warning and turns MLflow's HTTP
+    retries off for the rest of the process (the server is gone: the queue drains in seconds,
+    not minutes, at exit); the others are dropped."""
+
+    def __init__(self):
+        super().__init__()
+        self.tracker: Tracker | None = None
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if not record.getMessage().startswith("Failed to send trace"):
+            return True
+        os.environ["MLFLOW_HTTP_REQUEST_MAX_RETRIES"] = "0"
+        if self.tracker is not None:
+            self.tracker.warn_once(f"MLflow could not send a trace to {self.tracker.uri} "
+                                   f"({record.getMessage().split(': ', 1)[-1][:300]}); results are saved locally")
+        return False
+
+
+TRACE_EXPORT_FAILURES = TraceExportFailures()
+logging.getLogger("mlflow.tracing.export.mlflow_v3").addFilter(TRACE_EXPORT_FAILURES)
+
+
 class Tracker:
     """One MLflow run, or nothing at all when tracking is unavailable. No method ever raises.
 
@@ -94,6 +119,13 @@ class Tracker:
         self._nested = 0
         self._lost: dict | None = None
         """The run the server went away from: its id, why, and what it was not sent (`unsent`)."""
+        self._warned = False
+
+    def warn_once(self, message: str) -> None:
+        """A tracking problem costs one warning line per run, however many calls it fails."""
+        if not self._warned:
+            self._warned = True
+            warn(message)
 
     @property
     def active(self) -> bool:
@@ -127,6 +159,7 @@ class Tracker:
             # now, not at the end: a run whose command dies can still be found
             print(f"MLflow run {self.run_id} in {self.uri} (experiment {self.experiment!r})", file=sys.stderr)
             if self.traces:
+                TRACE_EXPORT_FAILURES.tracker = self
                 mlflow.dspy.autolog(log_traces=True, log_traces_from_compile=False, silent=True)
                 self._autolog_on = True
         except Exception as exc:  # MLflow raises many types (MlflowException, OSError, HTTP errors)
@@ -239,6 +272,8 @@ class Tracker:
             self._autolog_on = False
             self._call("flush traces", lambda mlflow: mlflow.flush_trace_async_logging(), keep_run=True)
             self._call("turn off tracing", lambda mlflow: mlflow.dspy.autolog(disable=True, silent=True), keep_run=True)
+            if TRACE_EXPORT_FAILURES.tracker is self:
+                TRACE_EXPORT_FAILURES.tracker = None
         if self.active:
             self._call("end the run", lambda mlflow: mlflow.end_run(status=status))
             if self.active:
@@ -268,7 +303,7 @@ class Tracker:
 
     def _give_up(self, what: str, exc: Exception) -> None:
         reason = f"could not {what} at {self.uri} ({type(exc).__name__}: {' '.join(str(exc).split())})"
-        warn(f"MLflow {reason}; tracking stops, results are saved locally")
+        self.warn_once(f"MLflow {reason}; tracking stops, results are saved locally")
         run_id, self.run_id = self.run_id, None
         try:
             import mlflow

@@ -17,13 +17,8 @@ pytestmark = pytest.mark.mlflow_server
 EXPERIMENT = "deltaseek-server-test"
 
 
-@pytest.fixture(scope="module")
-def mlflow_server(tmp_path_factory):
-    import mlflow
-
-    root = tmp_path_factory.mktemp("mlflow-server")
-    port = free_port()
-    url = f"http://127.0.0.1:{port}"
+def mlflow_server_process(root: Path, port: int, log_name: str = "server.log"):
+    """`mlflow server` on loopback with its stores in `root` (the same store each time it is started)."""
     env = {**os.environ,
            # Offline, litellm's background fetch of its price list can deadlock the server's
            # imports; the bundled list is all a test server needs.
@@ -32,9 +27,16 @@ def mlflow_server(tmp_path_factory):
     command = [str(Path(sys.executable).parent / "mlflow"), "server", "--host", "127.0.0.1", "--port", str(port),
                "--workers", "1", "--backend-store-uri", f"sqlite:///{root / 'mlflow.db'}",
                "--artifacts-destination", str(root / "artifacts")]
+    return server_process(command, f"http://127.0.0.1:{port}", "/health", root / log_name, env, root)
+
+
+@pytest.fixture(scope="module")
+def mlflow_server(tmp_path_factory):
+    import mlflow
+
     previous_uri = mlflow.get_tracking_uri()
     try:
-        with server_process(command, url, "/health", root / "server.log", env, root):
+        with mlflow_server_process(tmp_path_factory.mktemp("mlflow-server"), free_port()) as url:
             yield url
     finally:
         mlflow.set_tracking_uri(previous_uri)
@@ -235,3 +237,47 @@ def test_an_optimize_evaluates_in_child_runs_with_their_dataset(capsys, scripted
     for trial in ("trial 0", "trial 1"):
         rows = read_jsonl(Path(children[trial].data.params["results"]))
         assert_traces_hold_the_rows(experiment.experiment_id, children[trial].info.run_id, rows)
+
+
+def test_a_run_whose_server_died_is_ended_with_its_rows_when_the_server_answers_again(tmp_path, monkeypatch):
+    """`mlflow server` stopped during a real `deltaseek evaluate` process and started again after it:
+    the command ends 0 with one warning, and the next command that reaches the server ends the
+    run with the metrics of the rows kept and their file."""
+    import mlflow
+
+    from deltaseek.optimize.tracking import LOST_TAG, Tracker
+    from tests.fake_openai import FakeOpenAIServer
+    from tests.test_cli import STUCK_REPLY
+    from tests.test_interrupts import rows_of, start_evaluate, wait_for_rows
+
+    root, port = tmp_path / "server", free_port()
+    root.mkdir()
+    out = tmp_path / "r.jsonl"
+    with FakeOpenAIServer(STUCK_REPLY, delay=0.3) as lm_server:
+        with mlflow_server_process(root, port, "before.log") as url:
+            process = start_evaluate(tmp_path, lm_server, "--tracking-uri", url)
+            wait_for_rows(out, 1, process)
+        assert len(rows_of(out)) < 12  # the server went away mid-run
+        _, err = process.communicate(timeout=300)
+    assert process.returncode == 0, err
+    rows = rows_of(out)
+    assert len(rows) == 12
+    [started] = [line for line in err.splitlines() if line.startswith("MLflow run ")]
+    run_id = started.split()[2]
+    assert started == f"MLflow run {run_id} in {url} (experiment 'deltaseek')"
+    [warning] = [line for line in err.splitlines() if line.startswith("deltaseek: warning:")]
+    assert url in warning
+
+    monkeypatch.setenv("DELTASEEK_CACHE", str(tmp_path / "cache"))  # where the evaluate left its note
+    with mlflow_server_process(root, port, "after.log"):
+        client = mlflow.MlflowClient(tracking_uri=url)
+        assert client.get_run(run_id).info.status == "RUNNING"
+        with Tracker(url, run_name="the next command", traces=False):
+            pass
+        run = client.get_run(run_id)
+        assert run.info.status == "FINISHED" and url in run.data.tags[LOST_TAG]
+        assert run.data.metrics["combined"] == pytest.approx(sum(r["scores"]["combined"] for r in rows) / 12)
+        assert run.data.metrics["crashed"] == 0
+        logged = Path(client.download_artifacts(run_id, "eval/r.jsonl", str(tmp_path / "download")))
+        assert rows_of(logged) == rows
+        assert not list((tmp_path / "cache" / "unsettled-runs").iterdir())
