@@ -245,7 +245,7 @@ def test_a_run_whose_server_died_is_ended_with_its_rows_when_the_server_answers_
     run with the metrics of the rows kept and their file."""
     import mlflow
 
-    from deltaseek.optimize.tracking import LOST_TAG, Tracker
+    from deltaseek.optimize.tracking import Tracker
     from tests.fake_openai import FakeOpenAIServer
     from tests.test_cli import STUCK_REPLY
     from tests.test_interrupts import rows_of, start_evaluate, wait_for_rows
@@ -275,7 +275,7 @@ def test_a_run_whose_server_died_is_ended_with_its_rows_when_the_server_answers_
         with Tracker(url, run_name="the next command", traces=False):
             pass
         run = client.get_run(run_id)
-        assert run.info.status == "FINISHED" and url in run.data.tags[LOST_TAG]
+        assert run.info.status == "FINISHED" and url in run.data.tags["deltaseek.tracking_lost"]
         assert run.data.metrics["combined"] == pytest.approx(sum(r["scores"]["combined"] for r in rows) / 12)
         assert run.data.metrics["crashed"] == 0
         logged = Path(client.download_artifacts(run_id, "eval/r.jsonl", str(tmp_path / "download")))
