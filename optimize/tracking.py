@@ -314,11 +314,14 @@ class Tracker:
                 mlflow.set_tag(LOST_TAG, reason)
                 mlflow.end_run(status="FAILED")
         except Exception:  # the server is gone: the run is ended later (`settle_later`)
-            while mlflow.active_run() is not None:
+            left_open = []
+            while (run := mlflow.active_run()) is not None:
+                left_open.append(run.info.run_id)
                 with contextlib.suppress(Exception):
                     mlflow.end_run(status="FAILED")  # MLflow forgets the run before it tells the server
             if run_id:
-                self._lost = {"run_id": run_id, "reason": reason, "unsent": []}
+                children = [child for child in left_open if child != run_id]
+                self._lost = {"run_id": run_id, "reason": reason, "unsent": [], "children": children}
         self._autolog_on = False
 
 
@@ -372,6 +375,9 @@ def settle(note: dict) -> bool:
         return "RESOURCE_DOES_NOT_EXIST" in str(getattr(exc, "error_code", ""))  # deleted: nothing to do
     status, reason = note["status"], note["reason"]
     try:
+        for child in note.get("children", []):  # a nested run the server went away from: not finished
+            client.set_tag(child, LOST_TAG, reason[:5000])
+            client.set_terminated(child, "FAILED")
         for kind, *what in note["unsent"]:
             if kind == "params":
                 client.log_batch(run_id, params=[Param(k, v) for k, v in what[0].items()])
