@@ -26,8 +26,8 @@ from deltaseek.optimize.scenario_lms import SCENARIOS, scenario_lm
 from deltaseek.optimize.compile import KEEP_PROMPTS, OPTIMIZERS, compile_program
 from deltaseek.optimize.paired import format_paired, paired_table
 from deltaseek.optimize.evaluate import (SPLIT_CHOICES, EvalReport, LMUnusable, corpora_for, evaluate_program,
-                                         format_comparison, format_report, load_dataset, refuse_overwrite, select,
-                                         table_columns)
+                                         format_comparison, format_report, labeled_rows, load_dataset, refuse_overwrite,
+                                         select, table_columns)
 from deltaseek.optimize.stopping import stop_on_signals
 from deltaseek.optimize.labeled_data import SPLITS, split
 from deltaseek.optimize.tracking import Tracker, warn
@@ -412,8 +412,9 @@ def cmd_evaluate(args) -> int:
     with tracked(args, f"evaluate {Path(args.dataset).stem} {args.split}") as tracker:
         tracker.log_params({"command": "evaluate", "split": args.split, "examples": len(examples),
                             "resume": args.resume, **run_params(args, lm, program, program_source(args, lm))})
+        log_dataset(tracker, args.dataset, args.split, examples)
         report = evaluate_program(program, examples, out, threads=args.threads, resume=args.resume,
-                                  label=f"{Path(args.dataset).stem} {args.split}")
+                                  label=f"{Path(args.dataset).stem} {args.split}", tracker=tracker)
         print(format_report(report))
         print(f"per-example results: {report.path}")
         tracker.log_metrics({**report.means, **report.costs, "crashed": report.crashed})
@@ -446,8 +447,9 @@ def compare_programs(args) -> int:
             tracker.log_params({"command": "evaluate --compare", "side": side, "split": args.split,
                                 "examples": len(examples), "resume": args.resume,
                                 **run_params(args, lm, program, "uncompiled" if source == UNCOMPILED else source)})
+            log_dataset(tracker, args.dataset, args.split, examples)
             report = evaluate_program(program, examples, out, threads=args.threads, resume=args.resume,
-                                      label=f"{side}: {name}")
+                                      label=f"{side}: {name}", tracker=tracker)
             reports.append(report)
             print(format_report(report))
             tracker.log_metrics({**report.means, **report.costs, "crashed": report.crashed})
@@ -466,6 +468,30 @@ def compare_programs(args) -> int:
                 tracker.log_metrics({f"{key}_{row['metric']}": row[key] for row in table
                                      for key in ("difference", "low", "high") if row[key] is not None})
     return 0
+
+
+def dataset_name(dataset: str, split_name: str) -> str:
+    """A dataset input's name: the labeled set's file (or its hub name) and the split run."""
+    return f"{Path(dataset).name if Path(dataset).exists() else dataset} ({split_name})"
+
+
+def log_dataset(tracker: Tracker, dataset: str, split_name: str, examples: list[dspy.Example],
+                context: str = "evaluation") -> None:
+    tracker.log_dataset(labeled_rows(examples), dataset, dataset_name(dataset, split_name), context)
+
+
+def evaluate_nested(tracker: Tracker, args, program: DeltaSeek, examples: list[dspy.Example], split_name: str,
+                    side: str, path: Path) -> EvalReport:
+    """One held-out evaluation of an optimize as a child run of it (`side`: baseline or compiled):
+    its dataset, its scored traces and its mean scores."""
+    with tracker.nested(f"{side} {split_name}"):
+        tracker.log_params({"command": "optimize evaluation", "side": side, "split": split_name,
+                            "examples": len(examples), "results": str(path)})
+        log_dataset(tracker, args.dataset, split_name, examples)
+        report = evaluate_program(program, examples, path, threads=args.threads, label=f"{side} {split_name}",
+                                  resume=args.resume, tracker=tracker)
+        tracker.log_metrics({**report.means, **report.costs, "crashed": report.crashed})
+    return report
 
 
 def log_report(tracker: Tracker, report: EvalReport, name: str) -> None:
@@ -566,10 +592,12 @@ def cmd_optimize(args) -> int:
                             "eval_splits": ",".join(held_out), "out": str(out),
                             "reflection_lm": getattr(reflection_lm or lm, "model", ""),
                             **run_params(args, lm, student, source)})
+        log_dataset(tracker, args.dataset, "train", parts["train"], context="training")
         baselines = {}
         for name in held_out:
-            baselines[name] = evaluate_program(student, parts[name], results / f"{stem}-baseline-{name}.jsonl",
-                                               threads=args.threads, label=f"baseline {name}", resume=args.resume)
+            log_dataset(tracker, args.dataset, name, parts[name])
+            baselines[name] = evaluate_nested(tracker, args, student, parts[name], name, "baseline",
+                                              results / f"{stem}-baseline-{name}.jsonl")
             print(format_report(baselines[name]))
             tracker.log_metrics({f"{name}_baseline_{metric}": v for metric, v in baselines[name].means.items()})
             log_report(tracker, baselines[name], f"{name}_baseline")
@@ -599,8 +627,8 @@ def cmd_optimize(args) -> int:
 
         metrics: dict[str, float] = {"compile_seconds": compile_seconds}
         for name in held_out:
-            after = evaluate_program(compiled, parts[name], results / f"{stem}-compiled-{name}.jsonl",
-                                     threads=args.threads, label=f"compiled {name}", resume=args.resume)
+            after = evaluate_nested(tracker, args, compiled, parts[name], name, "compiled",
+                                    results / f"{stem}-compiled-{name}.jsonl")
             before = baselines[name]
             print(format_comparison(f"{name} split", before, after))
             print(f"per-example results: {before.path}, {after.path}")
@@ -673,6 +701,7 @@ def cmd_bench(args) -> int:
                      experiment=args.experiment) as tracker:
             tracker.log_params({"command": "bench", "program": program, "dataset": dataset, "split": args.split,
                                 "scenario": args.scenario, "lm": getattr(lm, "model", ""), "budget": args.budget})
+            log_dataset(tracker, dataset, args.split, examples)
             tracker.log_metrics({k: v for k, v in summary.items() if v is not None})
     return 0
 

@@ -12,10 +12,15 @@ first such row with `LMUnusable`; an evaluation in which most rows could not rea
 (every call rate-limited or failed) raises it once every row has run. SIGINT / SIGTERM (see
 `stopping`) stop scheduling examples at once, let the running ones finish, and raise
 `Interrupted`; both carry the report so far.
+
+Given a `Tracker`, each example is one MLflow trace carrying its row's scores as feedback (the
+source naming the metric's function), its labeled answer and answerability as expectations, and
+its stop reason and answer origin as tags (`tracking.Tracker.trace_example`).
 """
 
 from __future__ import annotations
 
+import contextlib
 import contextvars
 import json
 import signal
@@ -34,6 +39,7 @@ from deltaseek.errors import DatasetError, DeltaSeekError, UsageError
 from deltaseek.metrics import answerability_accuracy, combined_metric, efficiency, exact_match, token_f1
 from deltaseek.optimize import stopping
 from deltaseek.optimize.labeled_data import LabeledSet, load_labeled, split
+from deltaseek.optimize.tracking import Tracker
 from deltaseek.programs.agent import run_question
 from deltaseek.programs.agent.lm_faults import describe_faults
 from deltaseek.programs.lm import is_fatal_lm_error
@@ -46,8 +52,10 @@ METRICS = {
     "combined": combined_metric,
 }
 SPLIT_CHOICES = ("dev", "test", "train", "all")
-RECORD_FIELDS = ("answer", "answerability", "caveats", "assumptions", "stop_reason", "steps", "tool_calls",
-                 "sources", "lm_calls", "tokens", "seconds", "lm_faults")
+RECORD_FIELDS = ("answer", "answerability", "caveats", "assumptions", "stop_reason", "answer_origin", "steps",
+                 "tool_calls", "sources", "lm_calls", "tokens", "seconds", "lm_faults")
+LABEL_FIELDS = ("id", "question", "answer", "aliases", "answerability", "split", "corpus")
+"""What an example's row of the dataset input holds (MLflow's digest is over these)."""
 
 
 def load_dataset(path: str) -> LabeledSet:
@@ -79,8 +87,30 @@ def score(example: dspy.Example, record: dict | None) -> dict[str, float]:
     return {name: float(metric(example, record)) for name, metric in METRICS.items()}
 
 
-def run_example(program: dspy.Module, example: dspy.Example, index: int) -> dict:
-    """One scored row. `lm_unusable` is true when the LM cannot be used at all (the run must stop)."""
+def labeled_rows(examples: list[dspy.Example]) -> list[dict]:
+    """The examples as the rows of a run's dataset input."""
+    return [{name: example.get(name) for name in LABEL_FIELDS} for example in examples]
+
+
+def run_example(program: dspy.Module, example: dspy.Example, index: int, tracker: Tracker | None = None) -> dict:
+    """One scored row, and its trace when `tracker` traces. `lm_unusable` is true when the LM cannot
+    be used at all (the run must stop)."""
+    traced = tracker.trace_example({"question": example.question}) if tracker else contextlib.nullcontext()
+    with traced as score_trace:
+        row = scored_row(program, example, index)
+        if score_trace:
+            score_trace({"answer": row["answer"], "answerability": row["answerability"]},
+                        feedback={name: (value, f"{METRICS[name].__module__}.{METRICS[name].__name__}")
+                                  for name, value in row["scores"].items()},
+                        expectations={"expected_response": row["gold"]["answer"],
+                                      "expected_answerability": row["gold"]["answerability"]},
+                        tags={"example_id": row["id"], "stop_reason": row["stop_reason"],
+                              "answer_origin": row["answer_origin"], "error": row["error"]},
+                        rationale=row["error"])
+    return row
+
+
+def scored_row(program: dspy.Module, example: dspy.Example, index: int) -> dict:
     row = {"index": index, "id": example.get("id"), "split": example.get("split"), "question": example.question,
            "gold": {"answer": example.get("answer"), "aliases": list(example.get("aliases") or []),
                     "answerability": example.get("answerability")}}
@@ -214,9 +244,11 @@ class EvalReport:
 
 
 def evaluate_program(program: dspy.Module, examples: list[dspy.Example], results_path: str | Path,
-                     threads: int = 1, label: str = "evaluate", resume: bool = False) -> EvalReport:
+                     threads: int = 1, label: str = "evaluate", resume: bool = False,
+                     tracker: Tracker | None = None) -> EvalReport:
     """Run and score every example (at most `threads` at a time, in worker threads), appending each
     row to `results_path` as it ends. With `resume`, examples the file already holds are skipped.
+    With `tracker`, each example run is a scored trace of its run.
 
     Raises `stopping.Interrupted` after a SIGINT/SIGTERM and `LMUnusable` after an LM that cannot
     be used; both only once the running examples have finished, and both carry the report so far.
@@ -252,7 +284,8 @@ def evaluate_program(program: dspy.Module, examples: list[dspy.Example], results
                     if example is None:
                         break
                     # Each task runs in a copy of this context, so DSPy's settings overrides follow it.
-                    future = pool.submit(contextvars.copy_context().run, run_example, program, example, index)
+                    future = pool.submit(contextvars.copy_context().run, run_example, program, example, index,
+                                         tracker)
                     running[future] = index
                 if not running:
                     break

@@ -10,21 +10,45 @@ about 100 s, with no setting to shorten it: `mlflow.store.db.utils.MAX_RETRY_COU
 (unless set in the environment) so a server that dies mid-run costs seconds, not minutes.
 Every MLflow call goes through `Tracker`, which turns a failure into one warning and stops
 tracking; the caller's local files are written regardless.
+
+The run's id is printed when it starts. A run the server could not be told to end (it went
+away) is not left RUNNING: what it was not sent (the metrics of the rows kept, the results file)
+is sent and the run ended with the command's status as soon as the server answers again, at the
+end of the command or else when a later command reaches that server (`settle_unsettled`; the
+note waits in the cache folder, under `unsettled-runs/`). A run that cannot be settled so is
+marked FAILED with the reason.
+
+An evaluation's traces are MLflow 3's (`trace_example`): one trace per labeled example with
+DSPy's spans inside it, the example's scores on it as feedback and its labeled answer as an
+expectation; the labeled examples are the run's dataset input (`log_dataset`).
 """
 
 from __future__ import annotations
 
+import contextlib
+import json
+import logging
 import os
 import sys
+import time
+import warnings
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 from urllib.parse import urlparse
 
+from deltaseek.files import write_text_atomically
 from deltaseek.programs.agent.logged_model import log_program
+from deltaseek.programs.index import cache_dir
 from deltaseek.programs.mlflow_store import fail_quickly, resolve_tracking_uri, unreachable_reason
 
 EXPERIMENT_NAME = "deltaseek"
 PARAM_CHARS = 500
+EXPERIMENT_KIND = ("mlflow.experimentKind", "genai_development")
+"""The experiment tag that opens MLflow's GenAI views (Traces, Evaluation runs, Datasets) at once."""
+LOST_TAG = "deltaseek.tracking_lost"
+"""Set on a run ended late: why it could not be ended when its command did."""
+Score = Callable[..., None]
+"""score(outputs, feedback={name: (value, source_id)}, expectations={name: value}, tags={...}, rationale=None)"""
 
 
 def run_status(exc_type: type[BaseException] | None) -> str:
@@ -50,6 +74,30 @@ def flatten(params: dict[str, Any], prefix: str = "") -> dict[str, str]:
     return flat
 
 
+class TraceExportFailures(logging.Filter):
+    """MLflow sends traces from threads of its own, and logs a warning for each one it could not
+    send after retrying it: the first becomes the tracker's one warning and turns MLflow's HTTP
+    retries off for the rest of the process (the server is gone: the queue drains in seconds,
+    not minutes, at exit); the others are dropped."""
+
+    def __init__(self):
+        super().__init__()
+        self.tracker: Tracker | None = None
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if not record.getMessage().startswith("Failed to send trace"):
+            return True
+        os.environ["MLFLOW_HTTP_REQUEST_MAX_RETRIES"] = "0"
+        if self.tracker is not None:
+            self.tracker.warn_once(f"MLflow could not send a trace to {self.tracker.uri} "
+                                   f"({record.getMessage().split(': ', 1)[-1][:300]}); results are saved locally")
+        return False
+
+
+TRACE_EXPORT_FAILURES = TraceExportFailures()
+logging.getLogger("mlflow.tracing.export.mlflow_v3").addFilter(TRACE_EXPORT_FAILURES)
+
+
 class Tracker:
     """One MLflow run, or nothing at all when tracking is unavailable. No method ever raises.
 
@@ -68,6 +116,16 @@ class Tracker:
         self.ended_run_id: str | None = None
         """The run's id after it ended (for the one line an interrupted command prints)."""
         self._autolog_on = False
+        self._nested = 0
+        self._lost: dict | None = None
+        """The run the server went away from: its id, why, and what it was not sent (`unsent`)."""
+        self._warned = False
+
+    def warn_once(self, message: str) -> None:
+        """A tracking problem costs one warning line per run, however many calls it fails."""
+        if not self._warned:
+            self._warned = True
+            warn(message)
 
     @property
     def active(self) -> bool:
@@ -93,9 +151,15 @@ class Tracker:
             import mlflow
 
             mlflow.set_tracking_uri(self.uri)
-            mlflow.set_experiment(self.experiment)
+            experiment = mlflow.set_experiment(self.experiment)
+            if EXPERIMENT_KIND[0] not in experiment.tags:
+                mlflow.set_experiment_tag(*EXPERIMENT_KIND)
+            settle_unsettled(self.uri)
             self.run_id = mlflow.start_run(run_name=self.run_name).info.run_id
+            # now, not at the end: a run whose command dies can still be found
+            print(f"MLflow run {self.run_id} in {self.uri} (experiment {self.experiment!r})", file=sys.stderr)
             if self.traces:
+                TRACE_EXPORT_FAILURES.tracker = self
                 mlflow.dspy.autolog(log_traces=True, log_traces_from_compile=False, silent=True)
                 self._autolog_on = True
         except Exception as exc:  # MLflow raises many types (MlflowException, OSError, HTTP errors)
@@ -104,28 +168,88 @@ class Tracker:
         return True
 
     def log_params(self, params: dict[str, Any]) -> None:
-        self._call("log params", lambda mlflow: mlflow.log_params(flatten(params)))
+        flat = flatten(params)
+        self._call("log params", lambda mlflow: mlflow.log_params(flat), unsent=("params", flat))
 
     def log_metrics(self, metrics: dict[str, float]) -> None:
-        self._call("log metrics", lambda mlflow: mlflow.log_metrics({k: float(v) for k, v in metrics.items()}))
+        values = {k: float(v) for k, v in metrics.items()}
+        self._call("log metrics", lambda mlflow: mlflow.log_metrics(values), unsent=("metrics", values))
 
     def set_tags(self, tags: dict[str, Any]) -> None:
-        self._call("set tags", lambda mlflow: mlflow.set_tags(flatten(tags)))
+        flat = flatten(tags)
+        self._call("set tags", lambda mlflow: mlflow.set_tags(flat), unsent=("tags", flat))
 
-    def log_nested_run(self, run_name: str, params: dict[str, Any], metrics: dict[str, float]) -> None:
-        """A finished child run of this one (one trial of a search, say): its params and metrics."""
+    @contextlib.contextmanager
+    def nested(self, run_name: str) -> Iterator["Tracker"]:
+        """A child run of this one, active inside the block: what is logged there (traces too)
+        goes to it. It ends with the block (KILLED or FAILED when the block raises)."""
+        started = self.active and self._call(f"start the nested run {run_name!r}",
+                                             lambda mlflow: mlflow.start_run(run_name=run_name, nested=True))
+        status = "FINISHED"
+        self._nested += 1
+        try:
+            yield self
+        except BaseException as exc:
+            status = run_status(type(exc))
+            raise
+        finally:
+            self._nested -= 1
+            if started:
+                self._call(f"end the nested run {run_name!r}", lambda mlflow: mlflow.end_run(status=status))
+
+    def log_dataset(self, rows: list[dict], source: str, name: str, context: str = "evaluation") -> None:
+        """The labeled examples a run used as its dataset input (`mlflow.log_input`): `name` says
+        which file and split, MLflow's digest which rows, `source` where they were read."""
         def log(mlflow):
-            with mlflow.start_run(run_name=run_name, nested=True):
-                mlflow.log_params(flatten(params))
-                mlflow.log_metrics({k: float(v) for k, v in metrics.items()})
+            import mlflow.data
+            import pandas as pd
 
-        self._call(f"log the nested run {run_name!r}", log)
+            where = str(Path(source).absolute()) if Path(source).exists() else None
+            with warnings.catch_warnings():  # a local path matches two of MLflow's own sources alike
+                warnings.filterwarnings("ignore", message="The specified dataset source can be interpreted")
+                dataset = mlflow.data.from_pandas(pd.DataFrame(rows), source=where, targets="answer", name=name)
+            mlflow.log_input(dataset, context=context)
+
+        self._call(f"log the dataset {name!r}", log)
+
+    @contextlib.contextmanager
+    def trace_example(self, inputs: dict[str, Any]) -> Iterator[Score | None]:
+        """One trace for one labeled example, its root span holding `inputs`; DSPy's spans nest
+        in it. Yields `score` (None when traces are off or the run untracked): the example's
+        outputs, scores and labels, logged on the trace while it is open, so MLflow sends them
+        with the trace itself rather than in calls of their own."""
+        if not (self._autolog_on and self.active):
+            yield None
+            return
+        import mlflow
+
+        with mlflow.start_span(name="deltaseek example", span_type="AGENT") as span:
+            span.set_inputs(inputs)
+            yield lambda outputs, **labels: self._score(span, outputs, **labels)
+
+    def _score(self, span, outputs: dict[str, Any], feedback: dict[str, tuple[float, str]],
+               expectations: dict[str, Any], tags: dict[str, Any], rationale: str | None = None) -> None:
+        def log(mlflow):
+            from mlflow.entities import AssessmentSource
+
+            span.set_outputs(outputs)
+            mlflow.update_current_trace(tags={k: str(v) for k, v in tags.items() if v is not None})
+            for name, (value, source_id) in feedback.items():
+                mlflow.log_feedback(trace_id=span.trace_id, name=name, value=value, rationale=rationale,
+                                    source=AssessmentSource(source_type="CODE", source_id=source_id))
+            for name, value in expectations.items():
+                mlflow.log_expectation(trace_id=span.trace_id, name=name, value=value,
+                                       source=AssessmentSource(source_type="HUMAN", source_id="labeled dataset"))
+
+        self._call("score a trace", log)
 
     def log_artifact(self, path: str | os.PathLike, folder: str | None = None) -> None:
-        self._call(f"log {Path(path).name}", lambda mlflow: mlflow.log_artifact(str(path), artifact_path=folder))
+        self._call(f"log {Path(path).name}", lambda mlflow: mlflow.log_artifact(str(path), artifact_path=folder),
+                   unsent=("artifact", str(Path(path).absolute()), folder))
 
     def log_table(self, columns: dict[str, list], artifact_file: str) -> None:
-        self._call(f"log {artifact_file}", lambda mlflow: mlflow.log_table(data=columns, artifact_file=artifact_file))
+        self._call(f"log {artifact_file}", lambda mlflow: mlflow.log_table(data=columns, artifact_file=artifact_file),
+                   unsent=("table", columns, artifact_file))
 
     def log_program(self, program, question: str, register: str | None = None) -> str | None:
         """The program as an MLflow model of the DSPy flavor in this run (`log_program`: the LM
@@ -148,33 +272,132 @@ class Tracker:
             self._autolog_on = False
             self._call("flush traces", lambda mlflow: mlflow.flush_trace_async_logging(), keep_run=True)
             self._call("turn off tracing", lambda mlflow: mlflow.dspy.autolog(disable=True, silent=True), keep_run=True)
+            if TRACE_EXPORT_FAILURES.tracker is self:
+                TRACE_EXPORT_FAILURES.tracker = None
         if self.active:
             self._call("end the run", lambda mlflow: mlflow.end_run(status=status))
-            if self.active and status != "KILLED":  # an interrupted command names the run in its own line
-                print(f"MLflow run {self.run_id} in {self.uri} (experiment {self.experiment!r})", file=sys.stderr)
-            self.ended_run_id, self.run_id = self.run_id, None
+            if self.active:
+                self.ended_run_id, self.run_id = self.run_id, None
+        if self._lost:
+            self.ended_run_id = self._lost["run_id"]
+            settle_later({**self._lost, "uri": self.uri, "status": status})
+            self._lost = None
 
-    def _call(self, what: str, action: Callable, keep_run: bool = False) -> None:
+    def _call(self, what: str, action: Callable, keep_run: bool = False, unsent: tuple | None = None) -> bool:
+        """Whether `action(mlflow)` ran. What the run was not sent, because this call failed or an
+        earlier one lost the server, is kept to send when the server answers again."""
         if not self.active and not keep_run:
-            return
+            if self._lost and unsent and not self._nested:
+                self._lost["unsent"].append(unsent)
+            return False
         try:
             import mlflow
 
             action(mlflow)
         except Exception as exc:
             self._give_up(what, exc)
+            if self._lost and unsent and not self._nested:
+                self._lost["unsent"].append(unsent)
+            return False
+        return True
 
     def _give_up(self, what: str, exc: Exception) -> None:
-        warn(f"MLflow could not {what} at {self.uri} ({type(exc).__name__}: {exc}); "
-             "tracking stops, results are saved locally")
+        reason = f"could not {what} at {self.uri} ({type(exc).__name__}: {' '.join(str(exc).split())})"
+        self.warn_once(f"MLflow {reason}; tracking stops, results are saved locally")
+        run_id, self.run_id = self.run_id, None
         try:
             import mlflow
 
             if self._autolog_on:
                 mlflow.dspy.autolog(disable=True, silent=True)
-            if mlflow.active_run() is not None:
+            while mlflow.active_run() is not None:  # a nested run, then its parent
+                mlflow.set_tag(LOST_TAG, reason)
                 mlflow.end_run(status="FAILED")
-        except Exception:
-            pass  # already failing: the warning above is all the user needs
+        except Exception:  # the server is gone: the run is ended later (`settle_later`)
+            left_open = []
+            while (run := mlflow.active_run()) is not None:
+                left_open.append(run.info.run_id)
+                with contextlib.suppress(Exception):
+                    mlflow.end_run(status="FAILED")  # MLflow forgets the run before it tells the server
+            if run_id:
+                children = [child for child in left_open if child != run_id]
+                self._lost = {"run_id": run_id, "reason": reason, "unsent": [], "children": children}
         self._autolog_on = False
-        self.run_id = None
+
+
+def unsettled_folder() -> Path:
+    return cache_dir() / "unsettled-runs"
+
+
+def settle_later(note: dict) -> None:
+    """End the run of `note` now if its server answers again, else keep the note for the next
+    command that reaches that server (one line says which)."""
+    if unreachable_reason(note["uri"]) is None and settle(note):
+        return
+    path = unsettled_folder() / f"{note['run_id']}.json"
+    try:
+        write_text_atomically(path, json.dumps(note, default=str))
+    except OSError as exc:
+        warn(f"MLflow run {note['run_id']} stays RUNNING at {note['uri']}: the note to end it later could not be "
+             f"written ({type(exc).__name__}: {exc})")
+        return
+    print(f"deltaseek: note: MLflow run {note['run_id']} is ended, with what it was not sent, when a deltaseek "
+          f"command next reaches {note['uri']} (kept in {path})", file=sys.stderr)
+
+
+def settle_unsettled(uri: str) -> None:
+    """End the runs earlier commands left open at `uri` (see `settle_later`); a note is removed
+    once its run is ended, or when the run is gone."""
+    folder = unsettled_folder()
+    if not folder.is_dir():
+        return
+    for path in sorted(folder.glob("*.json")):
+        try:
+            note = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            continue
+        if note.get("uri") == uri and settle(note):
+            path.unlink(missing_ok=True)
+
+
+def settle(note: dict) -> bool:
+    """Send a left-open run what it was not sent and end it with its command's status, or mark it
+    FAILED with the reason when that cannot be sent. False when the server cannot be reached."""
+    from mlflow import MlflowClient
+    from mlflow.entities import Metric, Param, RunTag
+
+    client = MlflowClient(note["uri"])
+    run_id = note["run_id"]
+    try:
+        if client.get_run(run_id).info.status != "RUNNING":
+            return True  # ended meanwhile (by hand, say): nothing to do
+    except Exception as exc:
+        return "RESOURCE_DOES_NOT_EXIST" in str(getattr(exc, "error_code", ""))  # deleted: nothing to do
+    status, reason = note["status"], note["reason"]
+    try:
+        for child in note.get("children", []):  # a nested run the server went away from: not finished
+            client.set_tag(child, LOST_TAG, reason[:5000])
+            client.set_terminated(child, "FAILED")
+        for kind, *what in note["unsent"]:
+            if kind == "params":
+                client.log_batch(run_id, params=[Param(k, v) for k, v in what[0].items()])
+            elif kind == "metrics":
+                now = int(time.time() * 1000)
+                client.log_batch(run_id, metrics=[Metric(k, v, now, 0) for k, v in what[0].items()])
+            elif kind == "tags":
+                client.log_batch(run_id, tags=[RunTag(k, v) for k, v in what[0].items()])
+            elif kind == "artifact":
+                client.log_artifact(run_id, what[0], artifact_path=what[1])
+            elif kind == "table":
+                client.log_table(run_id, data=what[0], artifact_file=what[1])
+    except Exception as exc:
+        status, reason = "FAILED", f"{reason}; then could not send what the run missed ({type(exc).__name__}: {exc})"
+    try:
+        client.set_tag(run_id, LOST_TAG, reason[:5000])
+        client.set_terminated(run_id, status)
+    except Exception:
+        return False
+    print(f"deltaseek: MLflow run {run_id} at {note['uri']}, left open when the server went away, ended {status}",
+          file=sys.stderr)
+    return True
+

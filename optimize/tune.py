@@ -16,6 +16,7 @@ with the compiled program. Optuna's own INFO lines are turned off: the trials ta
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import statistics
@@ -208,16 +209,19 @@ def tune_settings(make_program: Callable[[AgentSettings], dspy.Module], start: A
         params = {name: suggest(trial, name, dist) for name, dist in space.items()}
         settings = AgentSettings.model_validate({**start.model_dump(), **settings_update(start, params)})
         path = Path(results_dir) / results_name(stem, params)
-        with dspy.context(**({"lm": lm} if lm is not None else {})):
+        # each trial a child run of the tracker's, its examples' scored traces in it
+        trial_run = tracker.nested(f"trial {trial.number}") if tracker is not None else contextlib.nullcontext()
+        with trial_run, dspy.context(**({"lm": lm} if lm is not None else {})):
             report = evaluate_program(make_program(settings), examples, path, threads=threads,
-                                      label=f"tune trial {trial.number}", resume=resume or str(path) in seen)
-        value = statistics.fmean(metric(examples[row["index"]], row) for row in report.rows)
+                                      label=f"tune trial {trial.number}", resume=resume or str(path) in seen,
+                                      tracker=tracker)
+            value = statistics.fmean(metric(examples[row["index"]], row) for row in report.rows)
+            if tracker is not None:
+                tracker.log_params({**params, "results": str(path)})
+                tracker.log_metrics({"objective": value, **report.means, **report.costs})
         seen[str(path)] = value
         trials.append({"trial": trial.number, **params, **report.means, metric_name: value, **report.costs,
                        "results": str(path)})
-        if tracker is not None:
-            tracker.log_nested_run(f"trial {trial.number}", {**params, "results": str(path)},
-                                   {"objective": value, **report.means, **report.costs})
         return value
 
     with warnings.catch_warnings():  # trial 0, the settings as they are, may lie outside the space

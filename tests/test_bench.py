@@ -31,6 +31,12 @@ def test_deltaseek_holds_its_properties_whatever_the_model(scenario, tmp_path, c
     mlflow.set_tracking_uri(uri)
     runs = mlflow.search_runs(experiment_names=["deltaseek"])
     assert set(runs["params.program"]) == set(table)  # one MLflow run per program, side by side
+    # each on the same dataset input: the bundled seed set's test split, the 4 questions run
+    client = mlflow.MlflowClient(tracking_uri=uri)
+    inputs = [client.get_run(run_id).inputs.dataset_inputs for run_id in runs["run_id"]]
+    assert all(len(each) == 1 and each[0].dataset.name == "seed_set.jsonl (test)" for each in inputs)
+    assert len({each[0].dataset.digest for each in inputs}) == 1
+    assert json.loads(inputs[0][0].dataset.profile)["num_rows"] == 4
 
 
 def test_the_stubborn_loop_is_what_deltaseek_prevents(tmp_path, capsys):
