@@ -71,14 +71,19 @@ def program_answer(pad: Scratchpad, reading: Reading) -> FinalAnswer:
     label = "unknown" if pad.model_unusable else "unlikely"
     closest = reading.unsure[0] if reading.unsure else None
     if closest is not None:
-        title = next((f.title for f in pad.facts if f.source == closest.source), closest.source)
-        return FinalAnswer(f"The passages found do not state the answer for sure. Closest evidence ({title}): "
+        title = next((f.title for f in pad.facts if f.source == closest.source), "")
+        return FinalAnswer(f"The passages found do not state the answer for sure. Closest evidence{_titled(title)}: "
                            f"{closest.sentence}", "evidence", [closest.source], label)
     best = best_effort_fact(pad)
     if best is None:
         return FinalAnswer(f"No information found about \"{pad.question}\".", "evidence", [], label)
-    return FinalAnswer(f"The passages found do not state the answer. Closest evidence ({best.title}): "
+    return FinalAnswer(f"The passages found do not state the answer. Closest evidence{_titled(best.title)}: "
                        f"{best.text[:300]}", "evidence", [best.source], label)
+
+
+def _titled(title: str) -> str:
+    """" (Title)" after "Closest evidence", or nothing for a passage without a title."""
+    return f" ({title.strip()})" if title.strip() else ""
 
 
 def state_caveats(pad: Scratchpad, stop: StopReason, final: FinalAnswer, model_asked: bool = True) -> list[str]:

@@ -1,0 +1,124 @@
+"""Hardening 3: answers that say what they quote, checks that read a sentence's content,
+misspelt names, answers in other languages, plain wording, bounded index memory, full disks,
+corpora and questions with no words, and program settings named where they are wrong.
+
+The model is scripted (tests/scripted.py, optimize/scenario_lms.py) where the case is about
+control flow; processes and file systems are real where the case is about them.
+"""
+
+import json
+
+import pytest
+
+from deltaseek import AgentSettings, DeltaSeek
+from deltaseek.optimize.scenario_lms import scenario_lm
+from deltaseek.programs.agent import checks, evidence
+from deltaseek.programs.agent.answer import program_answer
+from deltaseek.programs.agent.evidence import Reading, proxy_answer
+from deltaseek.programs.agent.reader import Extracted
+from deltaseek.programs.agent.scratchpad import Fact, Scratchpad
+from deltaseek.programs.index import CorpusIndex, Passage
+from deltaseek.programs.tools import LocalCorpusSearch
+from tests.scripted import ScriptedEngine, classify, scripted_lm, step, synth
+
+
+def untitled_items(count: int) -> list[Passage]:
+    return [Passage(id=str(n), title="", text=f"The code of item {n} is X{n}.") for n in range(1, count + 1)]
+
+
+# --- an answer that denies what it quotes --------------------------------------------------------
+
+def test_a_sentence_that_restates_the_question_answers_it():
+    fact = Fact(source="abbey", title="", text="Wendle Abbey stands on a hill. The motto of Wendle Abbey is Ora et "
+                                               "labora, carved over its gate.", step=1)
+    found = evidence.restated_answer("What is the motto of Wendle Abbey?", [fact])
+    assert found is not None and found.span == "Ora et labora" and found.source == "abbey"
+    assert evidence.restated_answer("What is the motto of Wendle Priory?", [fact]) is None  # another subject
+    assert evidence.restated_answer("What is Wendle Abbey?", [fact]) is None  # a description, not a span
+
+
+def test_the_closest_evidence_that_answers_the_question_is_the_answer_not_a_denial(use_lm):
+    """A model whose replies are junk: the program answers, and a passage that says the answer in
+    the question's own words is an answer, never "the passages do not state it"."""
+    tool = LocalCorpusSearch(CorpusIndex.build(untitled_items(2000)))
+    with use_lm(scenario_lm("echo", tool.name)):
+        pred = DeltaSeek(tools=[tool])(question="What is the code of item 777?")
+    assert "do not state" not in pred.answer and "X777" in pred.answer, pred.answer
+    assert pred.answerability == "direct" and pred.sources == ["777"]
+
+
+# --- plain wording ---------------------------------------------------------------------------------
+
+def test_closest_evidence_of_an_untitled_passage_has_no_empty_brackets():
+    pad = Scratchpad(question="Which colour is the gate of the Wendle mill?")
+    pad.facts.append(Fact(source="mill", title="", text="The Wendle mill grinds oats for the valley.", step=1))
+    answer = program_answer(pad, Reading()).text
+    assert "()" not in answer and "Closest evidence: The Wendle mill grinds oats" in answer, answer
+
+
+@pytest.mark.parametrize("question, figure", [
+    ("Wendle has a population of how many inhabitants?", "population figure"),
+    ("What is the population of Wendle?", "population figure"),
+    ("What is the current rate of adoption for Wendle Mail?", "current rate of adoption figure"),
+])
+def test_the_figure_not_found_is_named_in_plain_words(question, figure):
+    assert evidence.figure_asked(question) == figure
+    proxy = Extracted("1,200", "About 1,200 people voted in Wendle.", "votes", "number", 1.0)
+    answer = proxy_answer(question, Reading(proxies=[proxy]), {"votes": ""})
+    assert answer.startswith(f"No {figure} was found in the sources. Related figures found: 1,200 (About"), answer
+
+
+# --- a capable model's answer in a sentence --------------------------------------------------------
+
+GUILD = [Passage(id="guild", title="Tarbury Writers Guild",
+                 text="The Tarbury Writers Guild was founded in 1903 by the poet Ada Lind. It meets in the old mill."),
+         Passage(id="mill", title="Tarbury mill", text="The old mill of Tarbury grinds oats for the valley.")]
+GUILD_QUESTION = "Who founded the Tarbury Writers Guild?"
+
+
+def answered_in_a_sentence(answer: str, use_lm) -> object:
+    def step_reply(prompt):
+        return step(move="synthesize") if "Ada Lind" in prompt else step("Tarbury Writers Guild founder")
+    engine = ScriptedEngine(classify=classify("lookup"), step=step_reply, judge=lambda _: {"answerability": "direct",
+                            "reason": "read"}, diversify=lambda _: {"strategy": "direct", "query": "Tarbury guild"},
+                            synthesize=lambda _: synth(answer, sources=["guild"]))
+    program = DeltaSeek(tools=[LocalCorpusSearch(CorpusIndex.build(GUILD))], settings=AgentSettings(profile="capable"))
+    with use_lm(scripted_lm(engine)):
+        return program(question=GUILD_QUESTION)
+
+
+@pytest.mark.parametrize("answer", [
+    "Based on the passages, Ada Lind founded it.",
+    "It was founded by Ada Lind in 1903.",
+    "According to the sources, the guild was founded by the poet Ada Lind.",
+    "Certainly! The Tarbury Writers Guild was founded by Ada Lind.",
+    "In 1903, Ada Lind founded it.",
+    "The passages say that Ada Lind founded it.",
+    "From what I read, Ada Lind did.",
+])
+def test_a_capable_models_right_answer_in_a_sentence_comes_through_untouched(answer, use_lm):
+    pred = answered_in_a_sentence(answer, use_lm)
+    assert (pred.answer, pred.answer_origin, pred.replaced_because) == (answer, "lm", None)
+
+
+@pytest.mark.parametrize("answer, named", [
+    ("Based on the passages, Mira Holt founded it.", "holt, mira"),
+    ("It was founded by Ada Lind in 1911.", "1911"),
+    ("Zorbo founded it.", "zorb"),
+])
+def test_a_wrong_answer_in_a_sentence_is_still_named_and_set_aside(answer, named, use_lm):
+    pred = answered_in_a_sentence(answer, use_lm)
+    assert pred.answer_origin != "lm" and named in pred.replaced_because, pred.replaced_because
+
+
+def test_the_claim_of_an_answer_leaves_out_its_framing_only():
+    assert checks.claim("Based on the passages, Ada Lind founded it.") == "Ada Lind founded it."
+    assert checks.claim("In 1903, Ada Lind founded it.") == "In 1903, Ada Lind founded it."  # a year is a claim
+    assert checks.claim("Mira Holt, not Ada Lind, founded it.") == "Mira Holt, not Ada Lind, founded it."  # a name too
+
+
+def test_a_sentence_that_describes_what_is_asked_does_not_answer_it():
+    fact = Fact(source="mayor", title="", text="The mayor of Wendle is the head of its council.", step=1)
+    assert evidence.restated_answer("Who is the mayor of Wendle?", [fact]) is None
+    fact = Fact(source="mayor", title="", text="The mayor of Wendle is elected every four years.", step=1)
+    assert evidence.restated_answer("Who is the mayor of Wendle?", [fact]) is None
