@@ -161,3 +161,32 @@ def test_the_corpus_tool_ranks_a_name_with_a_misspelt_word_and_names_the_word():
     assert result.hits and result.hits[0].id == "thb" and "hal" in result.note, (result.status, result.note)
     result = LocalCorpusSearch(CorpusIndex.build(BRIDGE)).search("Tarbury Xyzzy Bridge")
     assert not result.hits and "Xyzzy" in result.note
+
+
+# --- a question in another language --------------------------------------------------------------------
+
+def test_a_question_the_reader_cannot_type_is_answered_with_a_label_that_agrees(bundled_index, use_lm):
+    """The reader reads English question words; for another language it cannot tell whether the
+    closest passage answers, so the answer neither denies it nor is labelled unanswerable."""
+    tool = LocalCorpusSearch(bundled_index)
+    with use_lm(scenario_lm("echo", tool.name)):
+        pred = DeltaSeek(tools=[tool])(question="Qui a créé le langage Ruby ?")
+    assert "Matsumoto" in pred.answer and "do not state" not in pred.answer, pred.answer
+    assert pred.answerability == "unknown"
+
+
+def french_answer(answer: str, bundled_index, use_lm):
+    engine = ScriptedEngine(classify=classify("lookup"),
+                            step=lambda p: step(move="synthesize") if "Matsumoto" in p else step("Ruby langage créateur"),
+                            synthesize=lambda _: synth(answer))
+    program = DeltaSeek(tools=[LocalCorpusSearch(bundled_index)], settings=AgentSettings(profile="capable"))
+    with use_lm(scripted_lm(engine)):
+        return program(question="Qui a créé le langage Ruby ?")
+
+
+def test_a_capable_models_answer_in_another_language_keeps_its_label(bundled_index, use_lm):
+    pred = french_answer("Yukihiro Matsumoto a créé Ruby en 1995.", bundled_index, use_lm)
+    assert (pred.answer, pred.answer_origin, pred.answerability) == ("Yukihiro Matsumoto a créé Ruby en 1995.", "lm",
+                                                                     "direct"), pred.replaced_because
+    wrong = french_answer("Guido van Rossum a créé Ruby en 1995.", bundled_index, use_lm)
+    assert wrong.answer_origin != "lm" and "rossu" in wrong.replaced_because

@@ -59,7 +59,8 @@ def model_answer(pad: Scratchpad, proposal: Proposal) -> FinalAnswer:
 def program_answer(pad: Scratchpad, reading: Reading) -> FinalAnswer:
     """The program's own answer: the reader's confident span, else the related figures, else what
     was found and that the exact answer was not. That last is `unlikely` when the model could be
-    used; `unknown` otherwise, since then nothing shows the answer is missing. (A run whose every
+    used; `unknown` otherwise, since then nothing shows the answer is missing, and where the question
+    names no kind of answer the reader can look for (the closest passage is quoted, not denied). (A run whose every
     search failed is answered before this, in `DeltaSeek.final_answer`.)"""
     if reading.spans:
         return FinalAnswer(extracted_answer(reading), "extracted",
@@ -77,6 +78,11 @@ def program_answer(pad: Scratchpad, reading: Reading) -> FinalAnswer:
     best = best_effort_fact(pad)
     if best is None:
         return FinalAnswer(f"No information found about \"{pad.question}\".", "evidence", [], label)
+    if reading.answerability == "untyped":
+        # The question's words name no kind of answer to look for (another language, a "why"): the
+        # program cannot tell whether the passage answers it, so it neither denies nor asserts it.
+        return FinalAnswer(f"The closest passage found{_titled(best.title)}: {best.text[:300]}", "evidence",
+                           [best.source], "unknown")
     return FinalAnswer(f"The passages found do not state the answer. Closest evidence{_titled(best.title)}: "
                        f"{best.text[:300]}", "evidence", [best.source], label)
 

@@ -23,7 +23,7 @@ from deltaseek.programs.agent.guardrails import (COPIED_WORDS, DSPY_PLACEHOLDERS
 from deltaseek.programs.agent.reader import (expected_answer_types, fits_type, question_options, rarity, sentences,
                                             support)
 from deltaseek.programs.agent.scratchpad import Fact, Scratchpad
-from deltaseek.programs.text import meaningful_tokens, named_entities, normalize_query
+from deltaseek.programs.text import QUESTION_WORDS, meaningful_tokens, named_entities, normalize_query
 from deltaseek.signatures import ANSWERABILITY
 
 DUMPED_WORDS = 30
@@ -106,7 +106,7 @@ def unsupported_reason(answer: str, pad: Scratchpad) -> str | None:
         about = chosen or options or named_entities(pad.question.split(maxsplit=1)[-1])
         unread = [thing for thing in about if _words(thing) and not _words(thing) & read]
         return f"no passage read speaks of {', '.join(unread)}" if unread else None
-    asked = _words(pad.question) | _unreadable(said, pad)
+    asked = _words(pad.question) | _unreadable(said, pad) | _translated(said, pad)
     names = _words(" ".join(claimed_names(said))) | {w for w in _words(said) if re.search(r"\d", w)}
     facts_text = " ".join(f"{f.title} {f.text}" for f in pad.facts)
     # a full name whose last word the facts hold is read: the surname stands for it ("Lind" said, "Ada Lind" answered)
@@ -130,6 +130,19 @@ def _unreadable(answer: str, pad: Scratchpad) -> set[str]:
     a translation cannot be checked word for word, so it is not held against the answer."""
     scripts = {_script(c) for f in pad.facts for c in f.text if c.isalpha()}
     return {w for w in _words(answer) if any(c.isalpha() and _script(c) not in scripts for c in w)}
+
+
+def _translated(answer: str, pad: Scratchpad) -> set[str]:
+    """The answer's lower-case words when the question is in another language than the passages:
+    it holds no English question word and most of its lower-case words are in no passage read
+    ("Qui a créé le langage Ruby ?" over English passages). An answer in the question's language
+    ("Yukihiro Matsumoto a créé Ruby") cannot be checked word for word; its names and numbers still are."""
+    if set(re.findall(r"\w+", pad.question.lower())) & QUESTION_WORDS:
+        return set()
+    lower = [w for w in re.findall(r"\w+", pad.question) if w.islower() and _words(w)]
+    if not lower or sum(bool(_words(w) & _read(pad)) for w in lower) * 2 >= len(lower):
+        return set()
+    return _words(" ".join(w for w in re.findall(r"\w+", answer) if w.islower()))
 
 
 def _script(char: str) -> str:
