@@ -7,10 +7,17 @@ control flow; processes and file systems are real where the case is about them.
 """
 
 import json
+import os
+import resource
+import shutil
+import signal
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 
-from deltaseek import AgentSettings, DeltaSeek
+from deltaseek import AgentSettings, CorpusError, DeltaSeek
 from deltaseek.optimize.scenario_lms import scenario_lm
 from deltaseek.programs.agent import checks, evidence
 from deltaseek.programs.agent.answer import program_answer
@@ -20,6 +27,7 @@ from deltaseek.programs.agent.scratchpad import Fact, Scratchpad
 from deltaseek.programs.index import CorpusIndex, Passage
 from deltaseek.programs.tools import LocalCorpusSearch
 from tests.scripted import ScriptedEngine, classify, scripted_lm, step, synth
+from tests.test_optimize import dataset, offline_tracking, run_cli, scripted_cli  # noqa: F401 (fixtures)
 
 
 def untitled_items(count: int) -> list[Passage]:
@@ -190,3 +198,113 @@ def test_a_capable_models_answer_in_another_language_keeps_its_label(bundled_ind
                                                                      "direct"), pred.replaced_because
     wrong = french_answer("Guido van Rossum a créé Ruby en 1995.", bundled_index, use_lm)
     assert wrong.answer_origin != "lm" and "rossu" in wrong.replaced_because
+
+
+
+# --- index memory, full disks, corpora with no words -------------------------------------------------
+
+def python(code: str, *args: str, env: dict | None = None, file_limit: int | None = None) -> subprocess.CompletedProcess:
+    """A real Python process running `code`; with `file_limit`, no file it writes may grow past that
+    many bytes (a write past it fails with EFBIG, as one on a full disk fails with ENOSPC)."""
+    def limit():
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+        resource.setrlimit(resource.RLIMIT_FSIZE, (file_limit, file_limit))
+    return subprocess.run([sys.executable, "-c", code, *args], capture_output=True, text=True, timeout=300,
+                          env={**os.environ, **(env or {})}, preexec_fn=limit if file_limit else None)
+
+
+CLI = "import sys; from deltaseek.cli import main; sys.exit(main(sys.argv[1:]))"
+
+
+@pytest.fixture
+def small_disk(tmp_path):
+    """(a folder, a file size limit or None): a 64 KB tmpfs where mounting is allowed, else a
+    folder whose writers are held to 16 KB a file by RLIMIT_FSIZE."""
+    mount = tmp_path / "small"
+    mount.mkdir()
+    mounted = shutil.which("mount") and subprocess.run(["mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs", str(mount)],
+                                                        capture_output=True).returncode == 0
+    if not mounted and not hasattr(resource, "RLIMIT_FSIZE"):
+        pytest.skip("neither a tmpfs mount nor RLIMIT_FSIZE is available here")
+    yield mount, (None if mounted else 16 * 1024)
+    if mounted:
+        subprocess.run(["umount", str(mount)], check=True)
+
+
+def items_corpus(folder: Path, count: int = 2000) -> Path:
+    corpus = folder / "items.jsonl"
+    corpus.write_text("".join(json.dumps({"text": f"The code of item {n} is X{n}."}) + "\n" for n in range(1, count + 1)))
+    return corpus
+
+
+def test_a_cache_that_cannot_be_written_costs_one_warning_and_the_index_answers(small_disk, tmp_path):
+    folder, file_limit = small_disk
+    corpus = items_corpus(tmp_path)
+    search = ("import sys; from deltaseek import CorpusIndex; "
+              "print(CorpusIndex.open([sys.argv[1]]).search('code of item 777', k=1)[0].passage.text)")
+    done = python(search, str(corpus), env={"DELTASEEK_CACHE": str(folder)}, file_limit=file_limit)
+    assert done.returncode == 0 and done.stdout.strip() == "The code of item 777 is X777.", done.stderr
+    [warning] = done.stderr.strip().splitlines()
+    assert warning.startswith(f"deltaseek: warning: the index cache could not be written in {folder / 'index'} (")
+
+
+def test_index_names_the_folder_it_cannot_write(small_disk, tmp_path):
+    folder, file_limit = small_disk
+    done = python(CLI, "index", str(items_corpus(tmp_path)), env={"DELTASEEK_CACHE": str(folder)}, file_limit=file_limit)
+    assert done.returncode == 2 and done.stderr.startswith(
+        f"deltaseek: error: the index could not be saved in {folder / 'index'}: "), done.stderr
+    assert len(done.stderr.strip().splitlines()) == 1
+    assert not any(p.name.startswith(".building-") for p in (folder / "index").iterdir())  # nothing half-written left
+
+
+def test_evaluate_on_a_full_disk_names_the_file_and_the_rows_kept_and_resumes(capsys, scripted_cli, dataset,
+                                                                               offline_tracking, small_disk):
+    folder, file_limit = small_disk
+    if file_limit:
+        pytest.skip("evaluate runs in this process, which RLIMIT_FSIZE would hold too: it needs a tmpfs mount")
+    out = folder / "eval.jsonl"
+    assert run_cli(capsys, "evaluate", "--dataset", dataset, "--split", "all", "--out", out,
+                   "--tracking-uri", offline_tracking)[0] == 0
+    first = out.read_text().splitlines()[0]
+    out.write_text(first + "\n")  # one row kept from an earlier run; then the disk fills up
+    filler = folder / "filler"
+    with filler.open("wb", buffering=0) as handle:
+        try:
+            while handle.write(b"x" * 512):
+                pass
+        except OSError:
+            pass
+    code, _, err = run_cli(capsys, "evaluate", "--dataset", dataset, "--split", "all", "--resume", "--out", out,
+                           "--tracking-uri", offline_tracking)
+    assert code == 2 and f"deltaseek: error: {out}: the result of example " in err, err
+    kept = [json.loads(line) for line in out.read_text().splitlines() if line.endswith("}")]
+    assert 1 <= len(kept) < 4 and kept[0] == json.loads(first)
+    assert f"the {len(kept)} rows written before it are kept: free some space, then run again with --resume" in err
+    filler.unlink()
+    code, _, err = run_cli(capsys, "evaluate", "--dataset", dataset, "--split", "all", "--resume", "--out", out,
+                           "--tracking-uri", offline_tracking)
+    assert code == 0, err
+    rows = [json.loads(line) for line in out.read_text().splitlines() if line.endswith("}")]  # a cut line is skipped
+    assert sorted(r["id"] for r in rows) == sorted(["t-rails", "t-llama", "d-ohio", "d-xyzzy"])
+
+
+def test_a_corpus_with_no_searchable_word_is_one_line_naming_the_file(capsys, tmp_path):
+    corpus = tmp_path / "stopwords.jsonl"
+    corpus.write_text('{"text": "the of and"}\n{"text": "a ? !"}\n')
+    with pytest.raises(CorpusError, match="stopwords.jsonl: no passage holds a searchable word"):
+        CorpusIndex.open([corpus])
+    done = python(CLI, "index", str(corpus), env={"DELTASEEK_CACHE": str(tmp_path / "cache"), "PYTHONWARNINGS": "error"})
+    assert done.returncode == 2 and done.stderr.count("\n") == 1, done.stderr
+    assert done.stderr.startswith(f"deltaseek: error: {corpus}: no passage holds a searchable word")
+
+
+def test_a_corpus_too_large_for_the_memory_is_refused_before_it_is_read(tmp_path):
+    corpus = items_corpus(tmp_path, 20_000)
+    done = python(CLI, "index", str(corpus), env={"DELTASEEK_CACHE": str(tmp_path / "cache"),
+                                                 "DELTASEEK_INDEX_MEMORY": "300M"})
+    assert done.returncode == 2 and len(done.stderr.strip().splitlines()) == 1, done.stderr
+    assert "GB of memory to index in process and 0.3 GB is available" in done.stderr
+    assert "--to sphinx:HOST:PORT/INDEX" in done.stderr and not (tmp_path / "cache" / "index").exists()
+    done = python(CLI, "index", str(corpus), env={"DELTASEEK_CACHE": str(tmp_path / "cache"),
+                                                 "DELTASEEK_INDEX_MEMORY": "8G"})
+    assert done.returncode == 0 and "indexed 20000 passages" in done.stdout, done.stderr
