@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from deltaseek import AgentSettings, CorpusError, DeltaSeek
+from deltaseek import AgentSettings, CorpusError, DeltaSeek, ProgramFileError, UsageError, save_program
 from deltaseek.optimize.scenario_lms import scenario_lm
 from deltaseek.programs.agent import checks, evidence
 from deltaseek.programs.agent.answer import program_answer
@@ -308,3 +308,31 @@ def test_a_corpus_too_large_for_the_memory_is_refused_before_it_is_read(tmp_path
     done = python(CLI, "index", str(corpus), env={"DELTASEEK_CACHE": str(tmp_path / "cache"),
                                                  "DELTASEEK_INDEX_MEMORY": "8G"})
     assert done.returncode == 0 and "indexed 20000 passages" in done.stdout, done.stderr
+
+
+# --- a question with no words; bad settings in a program file ----------------------------------------
+
+@pytest.mark.parametrize("question", ["?" * 2000, "?! ... ¿¡", "— * —"])
+def test_a_question_of_punctuation_alone_is_refused_as_empty(capsys, question):
+    code = run_cli(capsys, "ask", question)
+    assert code[0] == 2 and code[2] == "deltaseek: error: the question is empty: it holds no word, only punctuation " \
+                                       "or symbols\n", code[2]
+    with pytest.raises(UsageError, match="the question is empty"):
+        DeltaSeek(tools=[LocalCorpusSearch(CorpusIndex.build(GUILD))])(question=question)
+
+
+@pytest.mark.parametrize("settings, problem", [
+    ({"reader_min_confidence": 7}, "setting reader_min_confidence: 7 is not allowed; it must be at least 0 and at most 1"),
+    ({"relevance_drop": 0}, "setting relevance_drop: 0 is not allowed; it must be above 0 and below 1"),
+    ({"reader_min_confidence_by_type": {"person": 3}},
+     "setting reader_min_confidence_by_type.person: 3 is not allowed; input should be less than or equal to 1"),
+])
+def test_a_setting_out_of_range_in_a_program_file_is_one_line_naming_the_file_and_range(tmp_path, settings, problem):
+    path = save_program(DeltaSeek(), tmp_path / "program.json")
+    state = json.loads(path.read_text())
+    state["settings"] = settings
+    path.write_text(json.dumps(state))
+    with pytest.raises(ProgramFileError) as raised:
+        DeltaSeek.from_compiled(path)
+    message = str(raised.value)
+    assert message.startswith(str(path)) and problem in message and "\n" not in message, message
