@@ -23,7 +23,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, StrictInt, StrictStr, ValidationError, field_validator
@@ -39,13 +39,12 @@ MAX_LINE_BYTES = 1_000_000
 """A corpus or dataset line longer than this is rejected (with its file and line), not read."""
 
 
-TOKENIZE_BATCH = 10_000
-INDEX_BYTES_PER_CORPUS_BYTE = 10
+INDEX_BYTES_PER_CORPUS_BYTE = 8
 """Peak memory of an in-process index build per byte of JSONL, measured with
-`/usr/bin/time -v deltaseek index` (README, Reliability): the passages, their terms and bm25s's
-matrices are all held at once."""
-INDEX_BASE_BYTES = 400 << 20
-"""The process before the corpus: Python, numpy, bm25s, DSPy."""
+`/usr/bin/time -v deltaseek index` (README, Reliability: 7.6 to 8): the passages, their terms and
+bm25s's matrices are all held at once."""
+INDEX_BASE_BYTES = 300 << 20
+"""The process before the corpus: Python, numpy, bm25s, DSPy (250 MB measured)."""
 
 
 def available_memory() -> int | None:
@@ -89,7 +88,7 @@ def cache_dir() -> Path:
     return Path(os.environ.get("DELTASEEK_CACHE", Path.home() / ".cache" / "deltaseek"))
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Passage:
     id: str
     title: str
@@ -272,12 +271,11 @@ class CorpusIndex:
     @classmethod
     def build(cls, passages: list[Passage], fingerprint: str = "memory", where: str = "the corpus") -> "CorpusIndex":
         """The BM25 index of the passages; CorpusError when no passage holds a searchable word
-        (`where` names the files). Tokenized in batches, so the texts are never copied whole."""
+        (`where` names the files)."""
         import bm25s
 
         started = time.perf_counter()
-        tokens = [doc for start in range(0, len(passages), TOKENIZE_BATCH)
-                  for doc in tokenize([f"{p.title}\n{p.text}" for p in passages[start:start + TOKENIZE_BATCH]])]
+        tokens = tokenize([f"{p.title}\n{p.text}" for p in passages])
         if not any(tokens):
             raise CorpusError(f"{where}: no passage holds a searchable word (every text is stopwords, one-character "
                               "words or punctuation, such as \"the of and\"): there is nothing to search")
@@ -333,7 +331,7 @@ class CorpusIndex:
         try:
             self.retriever.save(str(staging / "bm25"))
             with (staging / "passages.json").open("w", encoding="utf-8") as handle:  # streamed, never one string
-                json.dump([p.__dict__ for p in self.passages], handle, ensure_ascii=False)
+                json.dump([asdict(p) for p in self.passages], handle, ensure_ascii=False)
             (staging / "fingerprint").write_text(self.fingerprint)
             if folder.exists():
                 shutil.rmtree(folder)
