@@ -52,8 +52,7 @@ def normalize_query(query: str) -> str:
 def meaningful_tokens(text: str) -> set[str]:
     """The words of `text` that carry meaning: no stopwords, no trailing dots."""
     skip = stopwords()
-    tokens = (t.strip(".") for t in normalize_query(text).split())  # "it." ends a sentence: still "it"
-    return {t for t in tokens if t and t not in skip}
+    return {t.strip(".") for t in normalize_query(text).split() if t.strip(".") and t not in skip}
 
 
 def named_entities(text: str) -> list[str]:

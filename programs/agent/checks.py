@@ -23,7 +23,7 @@ from deltaseek.programs.agent.guardrails import (COPIED_WORDS, DSPY_PLACEHOLDERS
 from deltaseek.programs.agent.reader import (expected_answer_types, fits_type, question_options, rarity, sentences,
                                             support)
 from deltaseek.programs.agent.scratchpad import Fact, Scratchpad
-from deltaseek.programs.text import QUESTION_WORDS, meaningful_tokens, named_entities, normalize_query
+from deltaseek.programs.text import QUESTION_WORDS, meaningful_tokens, named_entities, normalize_query, stopwords
 from deltaseek.signatures import ANSWERABILITY
 
 DUMPED_WORDS = 30
@@ -66,8 +66,10 @@ def claimed_names(text: str) -> list[str]:
 
 
 def _words(text: str) -> set[str]:
-    """Meaningful words cut to five letters, numbers in words read as digits ("two" is "2")."""
-    return {NUMBER_WORDS_TO_DIGITS.get(w, w)[:5] for w in meaningful_tokens(text)}
+    """Meaningful words cut to five letters, numbers in words read as digits ("two" is "2"); a
+    stopword that ends a sentence ("founded it.") is a stopword still."""
+    skip = stopwords()
+    return {NUMBER_WORDS_TO_DIGITS.get(w, w)[:5] for w in meaningful_tokens(text) if w not in skip}
 
 
 def _read(pad: Scratchpad) -> set[str]:
