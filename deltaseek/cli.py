@@ -222,7 +222,7 @@ def cmd_index(args) -> int:
             raise CorpusError(f"corpus file not found: {path}")
     if args.to:
         return load_into_sphinx(args.corpus, args.to)
-    index = CorpusIndex.open(args.corpus, rebuild=True)
+    index = CorpusIndex.open(args.corpus, rebuild=True, must_save=True)
     print(f"indexed {len(index.passages)} passages in {index.build_seconds:.2f} s ({index.fingerprint})")
     return 0
 

@@ -42,3 +42,7 @@ class LMConfigError(DeltaSeekError):
 
 class ToolConfigError(DeltaSeekError):
     """A tool that cannot be set up: an unknown `--tools` value, a path that does not exist, a bad setting."""
+
+
+class IndexCacheError(DeltaSeekError):
+    """The index cache folder cannot be written (a full disk, a read-only folder); the message names it."""

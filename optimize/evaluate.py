@@ -189,6 +189,7 @@ class ResultsFile:
         self.path.parent.mkdir(parents=True, exist_ok=True)
         if held:
             self._read_earlier()
+        self.written = len(self.finished)  # rows a --resume keeps: the earlier run's, then each one appended
         self._lock = threading.Lock()
 
     def _read_earlier(self) -> None:
@@ -209,8 +210,15 @@ class ResultsFile:
 
     def append(self, row: dict) -> None:
         line = json.dumps(row, ensure_ascii=False, default=str) + "\n"
-        with self._lock, self.path.open("a", encoding="utf-8") as handle:
-            handle.write(line)
+        with self._lock:
+            try:
+                with self.path.open("a", encoding="utf-8") as handle:
+                    handle.write(line)
+            except OSError as exc:  # a full disk: say which file, and that what it holds is kept
+                raise DeltaSeekError(f"{self.path}: the result of example {row.get('id')} could not be written "
+                                     f"({exc.strerror or exc}); the {self.written} rows written before it are kept: "
+                                     "free some space, then run again with --resume") from None
+            self.written += 1
 
 
 @dataclass

@@ -19,16 +19,17 @@ import hashlib
 import json
 import os
 import shutil
+import sys
 import tempfile
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, StrictInt, StrictStr, ValidationError, field_validator
 
 from deltaseek.bundled import bundled_corpora
-from deltaseek.errors import CorpusError
+from deltaseek.errors import CorpusError, DeltaSeekError, IndexCacheError
 from deltaseek.programs.text import fold_accents
 
 INDEX_FORMAT = 3
@@ -38,11 +39,56 @@ MAX_LINE_BYTES = 1_000_000
 """A corpus or dataset line longer than this is rejected (with its file and line), not read."""
 
 
+INDEX_BYTES_PER_CORPUS_BYTE = 8
+"""Peak memory of an in-process index build per byte of JSONL, measured with
+`/usr/bin/time -v deltaseek index` (README, Reliability: 7.6 to 8): the passages, their terms and
+bm25s's matrices are all held at once."""
+INDEX_BASE_BYTES = 300 << 20
+"""The process before the corpus: Python, numpy, bm25s, DSPy (250 MB measured)."""
+
+
+def available_memory() -> int | None:
+    """Bytes this process may still use: the least of the system's available memory, the cgroup's
+    limit (a container) and `DELTASEEK_INDEX_MEMORY` (bytes, or with a K, M or G suffix); None if unknown."""
+    limits = []
+    try:
+        with open("/proc/meminfo") as meminfo:
+            limits += [int(line.split()[1]) * 1024 for line in meminfo if line.startswith("MemAvailable:")]
+    except OSError:
+        pass
+    try:
+        limit = Path("/sys/fs/cgroup/memory.max").read_text().strip()
+        used = Path("/sys/fs/cgroup/memory.current").read_text().strip()
+        if limit.isdigit() and used.isdigit():
+            limits.append(int(limit) - int(used))
+    except OSError:
+        pass
+    if setting := os.environ.get("DELTASEEK_INDEX_MEMORY", "").strip().upper():
+        scale = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30}.get(setting[-1], 1)
+        try:
+            limits.append(int(float(setting.rstrip("KMG")) * scale))
+        except ValueError:
+            raise DeltaSeekError(f"DELTASEEK_INDEX_MEMORY={setting!r}: expected bytes, such as 8G or 512M") from None
+    return min(limits) if limits else None
+
+
+def check_memory_for(paths: list[Path]) -> None:
+    """CorpusError, before anything is read, when building the index in process would need more
+    memory than is available: the estimate, what is available, and where such a corpus goes instead."""
+    size = sum(p.stat().st_size for p in paths)
+    needed, available = INDEX_BASE_BYTES + INDEX_BYTES_PER_CORPUS_BYTE * size, available_memory()
+    if available is not None and needed > available:
+        raise CorpusError(f"{', '.join(map(str, paths))} ({size / 1e9:.2f} GB) needs about {needed / 1e9:.1f} GB of "
+                          f"memory to index in process and {available / 1e9:.1f} GB is available; load it into a search "
+                          "cluster instead: deltaseek index CORPUS --to sphinx:HOST:PORT/INDEX, then ask with "
+                          "--tools sphinx:HOST:PORT/INDEX")
+
+
 def cache_dir() -> Path:
     return Path(os.environ.get("DELTASEEK_CACHE", Path.home() / ".cache" / "deltaseek"))
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Passage:
     id: str
     title: str
@@ -223,17 +269,26 @@ class CorpusIndex:
         self.vocabulary = set(retriever.vocab_dict)
 
     @classmethod
-    def build(cls, passages: list[Passage], fingerprint: str = "memory") -> "CorpusIndex":
+    def build(cls, passages: list[Passage], fingerprint: str = "memory", where: str = "the corpus") -> "CorpusIndex":
+        """The BM25 index of the passages; CorpusError when no passage holds a searchable word
+        (`where` names the files)."""
         import bm25s
 
         started = time.perf_counter()
+        tokens = tokenize([f"{p.title}\n{p.text}" for p in passages])
+        if not any(tokens):
+            raise CorpusError(f"{where}: no passage holds a searchable word (every text is stopwords, one-character "
+                              "words or punctuation, such as \"the of and\"): there is nothing to search")
         retriever = bm25s.BM25()
-        retriever.index(tokenize([f"{p.title}\n{p.text}" for p in passages]), show_progress=False)
+        retriever.index(tokens, show_progress=False)
         return cls(passages, retriever, fingerprint, time.perf_counter() - started)
 
     @classmethod
-    def open(cls, paths: list[str | os.PathLike] | None = None, rebuild: bool = False) -> "CorpusIndex":
-        """Load the cached index for these corpus files, building it if they changed."""
+    def open(cls, paths: list[str | os.PathLike] | None = None, rebuild: bool = False,
+             must_save: bool = False) -> "CorpusIndex":
+        """Load the cached index for these corpus files, building it if they changed. A cache that
+        cannot be written costs one warning line (IndexCacheError with `must_save`); a corpus too
+        large to index in the memory available is refused before it is read (`check_memory_for`)."""
         import bm25s
 
         paths = [Path(p) for p in (paths or bundled_corpora())]
@@ -250,12 +305,23 @@ class CorpusIndex:
                 return cls(passages, bm25s.BM25.load(str(folder / "bm25")), fingerprint)
             except (OSError, ValueError, TypeError):
                 pass  # a damaged or mislabelled cache is rebuilt, never trusted
+        check_memory_for(paths)
         seen_ids: dict[str, str] = {}
         digest = CorpusDigest()
         passages = [p for path in paths for p in read_corpus(path, seen_ids, digest)]
         # keyed by what was parsed: a file replaced since the lookup above is stored under its new content
-        index = cls.build(passages, digest.hexdigest())
-        index.save(cache_dir() / "index" / index.fingerprint)
+        index = cls.build(passages, digest.hexdigest(), ", ".join(map(str, paths)))
+        folder = cache_dir() / "index" / index.fingerprint
+        try:
+            index.save(folder)
+        except OSError as exc:
+            if must_save:
+                raise IndexCacheError(f"the index could not be saved in {folder.parent}: {exc.strerror or exc} "
+                                      "(is that disk full? set DELTASEEK_CACHE to a folder with room)") from None
+            # the index in memory answers this run; only the next run's start is slower
+            print(f"deltaseek: warning: the index cache could not be written in {folder.parent} "
+                  f"({exc.strerror or exc}); the index is used from memory and built again next time",
+                  file=sys.stderr)
         return index
 
     def save(self, folder: Path) -> None:
@@ -264,7 +330,8 @@ class CorpusIndex:
         staging = Path(tempfile.mkdtemp(dir=folder.parent, prefix=".building-"))
         try:
             self.retriever.save(str(staging / "bm25"))
-            (staging / "passages.json").write_text(json.dumps([p.__dict__ for p in self.passages], ensure_ascii=False))
+            with (staging / "passages.json").open("w", encoding="utf-8") as handle:  # streamed, never one string
+                json.dump([asdict(p) for p in self.passages], handle, ensure_ascii=False)
             (staging / "fingerprint").write_text(self.fingerprint)
             if folder.exists():
                 shutil.rmtree(folder)

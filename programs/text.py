@@ -9,6 +9,8 @@ from __future__ import annotations
 import functools
 import re
 import unicodedata
+from collections.abc import Callable
+from difflib import get_close_matches
 
 _WORD = re.compile(r"[\w.]+")
 QUESTION_WORDS = frozenset("who whom whose what when where which why how is are was were do does did".split())
@@ -82,3 +84,33 @@ def missing_terms(query: str, texts: list[str]) -> list[str]:
     """Key terms of the query that none of the texts contains."""
     seen = " ".join(texts).lower()
     return list(dict.fromkeys(t for t in key_terms(query) if t not in seen))
+
+
+MISSPELT_SIMILARITY = 0.75
+"""How like a word of the passages (difflib's ratio) a word of a longer name must be to count as
+that word misspelt: "hal" is 0.86 like "hall"."""
+
+
+def name_runs(text: str, names: list[str] | None = None) -> list[list[str]]:
+    """The names of `text` as written, word runs of its capitalized words (or of `names`):
+    "Who built the Tarbury Hal Bridge?" holds ["Tarbury", "Hal", "Bridge"]."""
+    named = set(named_entities(text) if names is None else names)
+    runs: list[list[str]] = [[]]
+    for token in _NAME.findall(_SCRIPT_CHANGE.sub(" ", text)):
+        if token in named:
+            runs[-1].append(token)
+        elif runs[-1]:
+            runs.append([])
+    return [run for run in runs if run]
+
+
+def misspelt_in_a_name(word: str, runs: list[list[str]], held: Callable[[str], bool], found: set[str]) -> bool:
+    """Whether `word`, which no passage holds, is one word of a longer name whose other words are
+    held, spelt like a word of the passages `found`: the sources name the thing, spelt another way
+    ("Hal" of "the Tarbury Hal Bridge", where a passage says "Tarbury Hall Bridge"). One absent
+    word of a name is not a thing the sources lack."""
+    name = next((run for run in runs if word in run), [])
+    others = [w for w in name if w != word and meaningful_tokens(w)]
+    return bool(others) and all(held(w) for w in others) and any(
+        get_close_matches(t, found, n=1, cutoff=MISSPELT_SIMILARITY) for t in meaningful_tokens(word))
+

@@ -112,7 +112,9 @@ def test_a_stuck_model_behind_an_openai_endpoint_runs_its_call_once_and_answers(
     stuck = [c for c in record["tool_calls"] if c["args"]["query"] == "current adoption rates Ollama vs Llama.cpp"]
     assert sum(c["executed"] for c in stuck) == 1
     assert record["answer"].strip()
-    assert record["stop_reason"] in {"no_new_query", "lm_error", "exhausted", "hard_budget", "answerability"}
+    # the stuck query finds star counts and no rate: the evidence reads proxy_only, so the search stops there
+    assert (record["stop_reason"], record["answerability"]) == ("answerability", "proxy_only")
+    assert "stars" in record["answer"]
     assert len(server.requests) == record["lm_calls"] > 0
     for key in ("question", "answer", "answerability", "caveats", "assumptions", "stop_reason", "steps",
                 "tool_calls", "sources", "lm_calls", "tokens", "seconds"):

@@ -17,7 +17,7 @@ SEED_CASES = {
     SEED_QUESTIONS[1]: (["Matsumoto", "Osaka"], {"direct"}, None),
     SEED_QUESTIONS[2]: (["620 Eighth Avenue"], {"direct"}, None),
     SEED_QUESTIONS[3]: (["No information found"], {"unlikely"}, None),
-    SEED_QUESTIONS[4]: (["stars"], {"proxy_only", "unlikely"}, "Magnificent Seven"),
+    SEED_QUESTIONS[4]: (["stars"], {"proxy_only"}, "Magnificent Seven"),
 }
 
 

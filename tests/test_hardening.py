@@ -17,7 +17,7 @@ import dspy
 import pytest
 
 import deltaseek.cli as cli
-from deltaseek import DeltaSeek, ProgramFileError
+from deltaseek import CorpusError, DatasetError, DeltaSeek, ProgramFileError
 from deltaseek.optimize.labeled_data import load_labeled
 from deltaseek.programs.agent.program_file import load_state_into
 from deltaseek.programs.index import MAX_LINE_BYTES, CorpusIndex
@@ -246,7 +246,7 @@ def test_duplicate_ids_across_two_corpus_files_are_rejected(tmp_path):
     first, second = tmp_path / "a.jsonl", tmp_path / "b.jsonl"
     first.write_text('{"text": "Ruby was created by Matz.", "id": "p1", "title": "Ruby"}\n')
     second.write_text('{"text": "Rails was created by DHH.", "id": "p1", "title": "Rails"}\n')
-    with pytest.raises(Exception) as raised:
+    with pytest.raises(CorpusError) as raised:
         CorpusIndex.open([first, second])
     assert f"{second}:1: passage id 'p1' repeats the id at {first}:1" in str(raised.value)
 
@@ -323,7 +323,7 @@ def test_numeric_answers_are_read_as_text_in_jsonl_and_parquet(tmp_path):
 def test_a_bad_json_line_is_described_once(tmp_path):
     path = tmp_path / "bad.jsonl"
     path.write_text('{"question": "Q?", "answer": "A" "answerability": "direct"}\n')
-    with pytest.raises(Exception) as raised:
+    with pytest.raises(DatasetError) as raised:
         load_labeled(path)
     assert f"{path}:1: not valid JSON (Expecting ',' delimiter at column" in str(raised.value)
     assert "at at" not in str(raised.value)

@@ -20,7 +20,7 @@ from dspy.utils.exceptions import LMRateLimitError
 
 import deltaseek.cli as cli
 import deltaseek.programs.index as index_module
-from deltaseek import DeltaSeek, UsageError
+from deltaseek import DatasetError, DeltaSeek, UsageError
 from deltaseek.cli import escape_controls
 from deltaseek.optimize.labeled_data import assign_split, load_labeled
 from deltaseek.programs.agent import Scratchpad, StepRecord
@@ -232,7 +232,7 @@ def test_a_json_error_says_at_once(capsys, tmp_path, value, problem):
     assert code == 2 and err.strip().endswith(f"{corpus}:1: not valid JSON ({problem.format(column)})")
     labeled = tmp_path / "labeled.jsonl"
     labeled.write_text(f'{{"question": {value}}}')
-    with pytest.raises(Exception) as raised:
+    with pytest.raises(DatasetError) as raised:
         load_labeled(labeled)
     assert str(raised.value).endswith(f"\n{labeled}:1: not valid JSON ({problem.format(column + 4)})")
 

@@ -41,7 +41,10 @@ def test_a_difference_that_goes_both_ways_has_an_interval_across_zero():
     combined = by_metric(paired_table(a, b))["combined"]
     assert combined["difference"] == 0.0
     assert combined["low"] < 0 < combined["high"] and not excludes_zero(combined)
-    assert paired_table(a, b) == paired_table(a, b)  # seeded: the same interval every time
+    again = by_metric(paired_table(a, b))["combined"]  # seeded: the same interval every time ...
+    assert (again["low"], again["high"]) == (combined["low"], combined["high"])
+    other = by_metric(paired_table(a, b, seed=1))["combined"]  # ... because of the seed, not by chance
+    assert (other["low"], other["high"]) != (combined["low"], combined["high"])
 
 
 def test_abstentions_are_counted_on_their_own_questions():

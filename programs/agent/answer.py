@@ -59,7 +59,8 @@ def model_answer(pad: Scratchpad, proposal: Proposal) -> FinalAnswer:
 def program_answer(pad: Scratchpad, reading: Reading) -> FinalAnswer:
     """The program's own answer: the reader's confident span, else the related figures, else what
     was found and that the exact answer was not. That last is `unlikely` when the model could be
-    used; `unknown` otherwise, since then nothing shows the answer is missing. (A run whose every
+    used; `unknown` otherwise, since then nothing shows the answer is missing, and where the question
+    names no kind of answer the reader can look for (the closest passage is quoted, not denied). (A run whose every
     search failed is answered before this, in `DeltaSeek.final_answer`.)"""
     if reading.spans:
         return FinalAnswer(extracted_answer(reading), "extracted",
@@ -71,14 +72,24 @@ def program_answer(pad: Scratchpad, reading: Reading) -> FinalAnswer:
     label = "unknown" if pad.model_unusable else "unlikely"
     closest = reading.unsure[0] if reading.unsure else None
     if closest is not None:
-        title = next((f.title for f in pad.facts if f.source == closest.source), closest.source)
-        return FinalAnswer(f"The passages found do not state the answer for sure. Closest evidence ({title}): "
+        title = next((f.title for f in pad.facts if f.source == closest.source), "")
+        return FinalAnswer(f"The passages found do not state the answer for sure. Closest evidence{_titled(title)}: "
                            f"{closest.sentence}", "evidence", [closest.source], label)
     best = best_effort_fact(pad)
     if best is None:
         return FinalAnswer(f"No information found about \"{pad.question}\".", "evidence", [], label)
-    return FinalAnswer(f"The passages found do not state the answer. Closest evidence ({best.title}): "
+    if reading.answerability == "untyped":
+        # The question's words name no kind of answer to look for (another language, a "why"): the
+        # program cannot tell whether the passage answers it, so it neither denies nor asserts it.
+        return FinalAnswer(f"The closest passage found{_titled(best.title)}: {best.text[:300]}", "evidence",
+                           [best.source], "unknown")
+    return FinalAnswer(f"The passages found do not state the answer. Closest evidence{_titled(best.title)}: "
                        f"{best.text[:300]}", "evidence", [best.source], label)
+
+
+def _titled(title: str) -> str:
+    """" (Title)" after "Closest evidence", or nothing for a passage without a title."""
+    return f" ({title.strip()})" if title.strip() else ""
 
 
 def state_caveats(pad: Scratchpad, stop: StopReason, final: FinalAnswer, model_asked: bool = True) -> list[str]:

@@ -23,7 +23,7 @@ from deltaseek.programs.agent.guardrails import (COPIED_WORDS, DSPY_PLACEHOLDERS
 from deltaseek.programs.agent.reader import (expected_answer_types, fits_type, question_options, rarity, sentences,
                                             support)
 from deltaseek.programs.agent.scratchpad import Fact, Scratchpad
-from deltaseek.programs.text import meaningful_tokens, named_entities, normalize_query
+from deltaseek.programs.text import QUESTION_WORDS, meaningful_tokens, named_entities, normalize_query, stopwords
 from deltaseek.signatures import ANSWERABILITY
 
 DUMPED_WORDS = 30
@@ -38,9 +38,38 @@ def is_abstention(answer: str) -> bool:
     return says_no_answer(answer)
 
 
+EVIDENCE_TALK = frozenset("""passage passages source sources fact facts evidence text texts document documents context
+provided read found say says said state states stated mention mentions mentioned according based given""".split())
+"""Words an answer uses about the passages themselves ("the passages say that", "according to the
+sources"): framing, not a claim of its own to find in them."""
+_LEAD_IN = re.compile(r"^\s*([^,:;!?]{1,60})[,:;!]\s+(?=\S)")
+LEAD_IN_WORDS = 6
+"""A clause before the first comma this short that names nothing frames the answer ("Based on the
+passages,", "Certainly!", "In short:"); a longer one, or one with a name or a number, is a claim."""
+
+
+def claim(answer: str) -> str:
+    """What the answer asserts, without its framing: a short lead-in clause that names nothing and
+    the words about the passages themselves. "Based on the passages, Ada Lind founded it." claims
+    "Ada Lind founded it."; "In 1903, Ada Lind founded it." keeps its year."""
+    lead = _LEAD_IN.match(answer)
+    if lead and len(lead.group(1).split()) <= LEAD_IN_WORDS and not re.search(r"\d", lead.group(1)) \
+            and not named_entities(" ".join(lead.group(1).split()[1:])):
+        answer = answer[lead.end():]
+    return " ".join(w for w in answer.split() if w.lower().strip(".,;:!?\"'") not in EVIDENCE_TALK)
+
+
+def claimed_names(text: str) -> list[str]:
+    """The names a claim holds: capitalized words, but not a sentence's opening word, which grammar
+    capitalizes ("It was founded by Ada Lind."), unless a name goes on after it ("Ada Lind founded it.")."""
+    return [name for sentence in re.split(r"(?<=[.!?])\s+", text) for name in question_subjects(sentence)]
+
+
 def _words(text: str) -> set[str]:
-    """Meaningful words cut to five letters, numbers in words read as digits ("two" is "2")."""
-    return {NUMBER_WORDS_TO_DIGITS.get(w, w)[:5] for w in meaningful_tokens(text)}
+    """Meaningful words cut to five letters, numbers in words read as digits ("two" is "2"); a
+    stopword that ends a sentence ("founded it.") is a stopword still."""
+    skip = stopwords()
+    return {NUMBER_WORDS_TO_DIGITS.get(w, w)[:5] for w in meaningful_tokens(text) if w not in skip}
 
 
 def _read(pad: Scratchpad) -> set[str]:
@@ -72,24 +101,25 @@ def unsupported_reason(answer: str, pad: Scratchpad) -> str | None:
     if not pad.facts:
         return "no passage was read, so nothing supports the answer"
     read = _read(pad)
+    said = claim(answer)
     options = question_options(pad.question)
     chosen = [o for o in options if normalize_query(o) in normalize_query(answer)]
-    if _YES_NO.match(answer) or chosen:
+    if _YES_NO.match(answer) or _YES_NO.match(said) or chosen:
         about = chosen or options or named_entities(pad.question.split(maxsplit=1)[-1])
         unread = [thing for thing in about if _words(thing) and not _words(thing) & read]
         return f"no passage read speaks of {', '.join(unread)}" if unread else None
-    asked = _words(pad.question) | _unreadable(answer, pad)
-    names = _words(" ".join(named_entities(answer))) | {w for w in _words(answer) if re.search(r"\d", w)}
+    asked = _words(pad.question) | _unreadable(said, pad) | _translated(said, pad)
+    names = _words(" ".join(claimed_names(said))) | {w for w in _words(said) if re.search(r"\d", w)}
     facts_text = " ".join(f"{f.title} {f.text}" for f in pad.facts)
     # a full name whose last word the facts hold is read: the surname stands for it ("Lind" said, "Ada Lind" answered)
-    for run in re.findall(r"[A-Z][\w'’-]*(?:\s+[A-Z][\w'’.-]*)+", answer):
+    for run in re.findall(r"[A-Z][\w'’-]*(?:\s+[A-Z][\w'’.-]*)+", said):
         if _words(run.split()[-1]) <= read:
             read = read | _words(run)
     unread_names = sorted(n for n in names - read - asked if not abbreviates(n, facts_text))
     if unread_names:
         return f"no passage read holds {', '.join(unread_names)}"
-    others = {w[:4] for w in _words(answer) - names - asked}  # "western" is read where "West" is
-    if not names and not others and _unreadable(answer, pad):
+    others = {w[:4] for w in _words(said) - names - asked}  # "western" is read where "West" is
+    if not names and not others and _unreadable(said, pad):
         return None  # nothing in the passages' own script to check
     unread = others - {w[:4] for w in read | asked}
     if others and len(unread) > len(others) / 2:
@@ -102,6 +132,19 @@ def _unreadable(answer: str, pad: Scratchpad) -> set[str]:
     a translation cannot be checked word for word, so it is not held against the answer."""
     scripts = {_script(c) for f in pad.facts for c in f.text if c.isalpha()}
     return {w for w in _words(answer) if any(c.isalpha() and _script(c) not in scripts for c in w)}
+
+
+def _translated(answer: str, pad: Scratchpad) -> set[str]:
+    """The answer's lower-case words when the question is in another language than the passages:
+    it holds no English question word and most of its lower-case words are in no passage read
+    ("Qui a créé le langage Ruby ?" over English passages). An answer in the question's language
+    ("Yukihiro Matsumoto a créé Ruby") cannot be checked word for word; its names and numbers still are."""
+    if set(re.findall(r"\w+", pad.question.lower())) & QUESTION_WORDS:
+        return set()
+    lower = [w for w in re.findall(r"\w+", pad.question) if w.islower() and _words(w)]
+    if not lower or sum(bool(_words(w) & _read(pad)) for w in lower) * 2 >= len(lower):
+        return set()
+    return _words(" ".join(w for w in re.findall(r"\w+", answer) if w.islower()))
 
 
 def _script(char: str) -> str:

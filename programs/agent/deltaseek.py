@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import dspy
+from pydantic import ValidationError
 
 from deltaseek.errors import ProgramFileError, ToolConfigError, UsageError
 from deltaseek.programs.agent import guardrails as guard
@@ -25,7 +26,7 @@ from deltaseek.programs.agent.learned_reader import ReaderModel, shipped_reader
 from deltaseek.programs.agent.learned_reader.model import reader_from_dict
 from deltaseek.programs.agent.reader import expected_answer_types, facts_by_relevance
 from deltaseek.programs.agent.scratchpad import Fact, Scratchpad, StepRecord, ToolCall
-from deltaseek.programs.agent.settings import SAVED_SETTINGS, TASK_PROFILES, AgentSettings
+from deltaseek.programs.agent.settings import SAVED_SETTINGS, TASK_PROFILES, AgentSettings, settings_problem
 from deltaseek.programs.agent.text_calls import parse_text_tool_call
 from deltaseek.programs.lm import is_embedded, is_fatal_lm_error
 from deltaseek.programs.text import meaningful_tokens, named_entities
@@ -140,7 +141,10 @@ class DeltaSeek(dspy.Module):
         if unknown:
             raise ValueError(f"setting(s) a compiled program does not carry: {', '.join(sorted(unknown))} "
                              f"(it carries {', '.join(SAVED_SETTINGS)})")
-        self.settings = AgentSettings.model_validate({**self.settings.model_dump(), **values})
+        try:
+            self.settings = AgentSettings.model_validate({**self.settings.model_dump(), **values})
+        except ValidationError as exc:
+            raise ValueError(settings_problem(exc)) from None
         self.saved_settings = tuple(name for name in SAVED_SETTINGS if name in {*self.saved_settings, *values})
 
     def with_settings(self, settings: AgentSettings) -> "DeltaSeek":
@@ -639,10 +643,13 @@ MAX_QUESTION_CHARS = 2000
 def check_question(question: str) -> str:
     """The question, stripped; UsageError when it is empty or longer than MAX_QUESTION_CHARS. Empty
     means nothing printable is left: control and zero-width characters alone ("\\x00", "\\u200b")
-    would run the whole search on nothing and quote an unrelated passage."""
+    would run the whole search on nothing and quote an unrelated passage; punctuation alone ("???")
+    holds no word to search for either."""
     question = (question or "").strip()
     if not any(char.isprintable() and not char.isspace() for char in question):
         raise UsageError("the question is empty")
+    if not any(char.isalnum() for char in question):  # "???": every query built from it would be invented
+        raise UsageError("the question is empty: it holds no word, only punctuation or symbols")
     if len(question) > MAX_QUESTION_CHARS:
         raise UsageError(f"the question is {len(question):,} characters long; at most {MAX_QUESTION_CHARS:,} are "
                          "accepted (put documents in a corpus and ask about them)")

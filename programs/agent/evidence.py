@@ -16,11 +16,11 @@ from deltaseek.programs.agent.guardrails import NUMBER_WORDS
 from deltaseek.programs.agent.learned_reader import ReaderModel, question_parts
 from deltaseek.programs.agent.learned_reader import extract_answer as learned_extract_answer
 from deltaseek.programs.agent.reader import (Extracted, bridge_phrase, candidate_spans, compare_options, compare_pair,
-                                             expected_answer_types, extract_answer,
+                                             expected_answer_types, extract_answer, fits_type,
                                              metric_phrase, resolve_bridges, sentences,
                                              states_the_metric)
 from deltaseek.programs.agent.scratchpad import Fact, Scratchpad
-from deltaseek.programs.text import meaningful_tokens, named_entities
+from deltaseek.programs.text import QUESTION_WORDS, meaningful_tokens, named_entities, stopwords
 
 
 
@@ -70,6 +70,9 @@ def read_evidence(pad: Scratchpad, min_confidence: float = 0.0, by_type: Mapping
     else:
         found = extract_answer(pad.question, pad.facts)
         unsure = [e for e in found if e.confidence < (by_type or {}).get(e.kind, min_confidence)]
+    restated = restated_answer(pad.question, pad.facts) if not found and len(kinds) == 1 else None
+    if restated and fits_type(restated.span, kinds[0]) and not unfollowed_bridge(pad):
+        return Reading(spans=[restated], answerability="direct")  # a span the reader has no pattern for
     direct = [e for e in found if e not in unsure and (e.kind != "number" or states_the_metric(pad.question, e))]
     if direct and (unfollowed_bridge(pad) or unfollowed_pronoun(pad, found)):
         return Reading(spans=direct, unsure=unsure, answerability="unknown")  # read before the hop that answers it
@@ -80,6 +83,32 @@ def read_evidence(pad: Scratchpad, min_confidence: float = 0.0, by_type: Mapping
         if proxies:
             return Reading(proxies=proxies, unsure=unsure, answerability="proxy_only")
     return Reading(spans=direct, unsure=unsure, answerability="unknown")
+
+
+_COPULAR_QUESTION = re.compile(r"^\s*(?:what|who|which|where|when)\s+(is|are|was|were)\s+(?:(?:the|a|an)\s+)?(.+?)[\s?.!]*$",
+                               re.I)
+_ARTICLE = r"(?:(?:the|a|an)\s+)?"
+
+
+def restated_answer(question: str, facts: list[Fact]) -> Extracted | None:
+    """The answer of a sentence that restates a "What is the A of X?" question as a statement, "The A of X is Y":
+    "What is the motto of Wendle Abbey?" is answered by "The motto of Wendle Abbey is Ora et
+    labora." (Y, to the first comma or semicolon). The sentence says the question's own words, so
+    it answers the question as asked, when Y is a name, a code or a figure: a Y in lower case
+    describes the A ("The mayor of Tarbury is the head of its council", "... is elected every
+    four years") rather than naming it."""
+    match = _COPULAR_QUESTION.match(question)
+    if not match or not match.group(2)[:1].islower():
+        return None  # "What is Wendle Abbey?" asks for a description, not a span
+    phrase = r"\W+".join(re.escape(w) for w in re.findall(r"\w+", match.group(2)))
+    # the phrase is the sentence's subject: at its start or after an opening clause ("In 1990, ...")
+    pattern = re.compile(rf"(?:^|,\s+){_ARTICLE}{phrase}\W*\s+(?:is|are|was|were)\s+([^,;]+?)\s*(?:[,;]|\.?$)", re.I)
+    for fact in facts:
+        for sentence in sentences(fact.text):
+            found = pattern.search(sentence)
+            if found and (found.group(1)[:1].isupper() or found.group(1)[:1].isdigit()):
+                return Extracted(found.group(1), sentence, fact.source, "other", 1.0)
+    return None
 
 
 def unfollowed_bridge(pad: Scratchpad) -> bool:
@@ -132,9 +161,23 @@ def extracted_answer(reading: Reading) -> str:
 
 def proxy_answer(question: str, reading: Reading, titles: dict[str, str]) -> str:
     """The answer when only proxies exist: say the figure was not found, then what was."""
-    asked = metric_phrase(question) or "exact"
-    found = "; ".join(f"{e.span} ({titles.get(e.source, e.source)}: {e.sentence})" for e in reading.proxies)
-    return f"No {asked} figure was found in the sources. Related figures found: {found}"
+    found = "; ".join(f"{e.span} ({titles.get(e.source, e.source)}: {e.sentence})" if titles.get(e.source)
+                      else f"{e.span} ({e.sentence})" for e in reading.proxies)
+    return f"No {figure_asked(question)} was found in the sources. Related figures found: {found}"
+
+
+def figure_asked(question: str) -> str:
+    """The figure a number question asks for, as a noun phrase: "population figure" of "has a
+    population of how many inhabitants?", "share of the vote figure", "count of people" of "how many
+    people"; the question's own article and question words are left out."""
+    words = (metric_phrase(question) or "exact").split()
+    if words[0].lower() == "how":  # "how many people"
+        return f"count of {' '.join(words[2:])}"
+    if len(words) > 1 and words[0].lower() in ("a", "an", "the"):
+        words = words[1:]
+    if len(words) > 2 and words[-2].lower() == "of" and words[-1].lower() in stopwords() | QUESTION_WORDS:
+        words = words[:-2]  # "population of how [many]"
+    return " ".join(words) + " figure"
 
 
 def stems(text: str) -> set[str]:

@@ -8,7 +8,8 @@ import re
 from deltaseek.programs.agent.reader import metric_terms
 from deltaseek.programs.agent.scratchpad import Scratchpad
 from deltaseek.programs.agent.settings import STRATEGIES
-from deltaseek.programs.text import acronyms, meaningful_tokens, named_entities, normalize_query
+from deltaseek.programs.text import (acronyms, meaningful_tokens, misspelt_in_a_name, name_runs, named_entities,
+                                     normalize_query)
 from deltaseek.signatures import ANSWERABILITY
 
 
@@ -135,9 +136,11 @@ def subjects_missing_from_facts(pad: Scratchpad) -> list[str]:
     evidence = meaningful_tokens(said) | acronyms(said)
     searched = [meaningful_tokens(c.query) for c in pad.executed_calls if not c.status.failed]
     missing = []
+    runs = name_runs(pad.question, question_subjects(pad.question))
     for subject in question_subjects(pad.question):
         terms = meaningful_tokens(subject)
-        if not terms or terms & evidence:
+        if not terms or terms & evidence or misspelt_in_a_name(subject, runs, lambda w: bool(meaningful_tokens(w) & evidence),
+                                                                evidence):
             continue
         known = pad.subject_presence.get(subject)
         if known is False or known is None and any(terms <= q for q in searched):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Annotated, Literal, get_args
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, ValidationError
 
 from deltaseek.programs.agent.reader import AnswerType
 from deltaseek.signatures import TaskKind
@@ -99,6 +99,19 @@ class AgentSettings(BaseModel):
     def reader_threshold(self, kind: str) -> float:
         """The confidence a span of this answer type needs for the reader to answer with it."""
         return self.reader_min_confidence_by_type.get(kind, self.reader_min_confidence)
+
+
+def settings_problem(exc: ValidationError) -> str:
+    """A settings error in one line: the setting, the value given, and what is allowed
+    ("reader_min_confidence: 7 is not allowed; it must be at least 0 and at most 1")."""
+    error = exc.errors()[0]
+    name = ".".join(map(str, error["loc"])) or "settings"
+    field = AgentSettings.model_fields.get(str(error["loc"][0])) if error["loc"] else None
+    bounds = [f"{word} {getattr(rule, attr)}" for rule in (field.metadata if field else [])
+              for attr, word in (("ge", "at least"), ("gt", "above"), ("le", "at most"), ("lt", "below"))
+              if getattr(rule, attr, None) is not None]
+    allowed = f"it must be {' and '.join(bounds)}" if bounds else error["msg"][:1].lower() + error["msg"][1:]
+    return f"setting {name}: {error.get('input')!r:.60} is not allowed; {allowed}"
 
 
 # Budgets and the order of search strategies for each kind of task (seed 004: the kind sets

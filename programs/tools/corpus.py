@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from deltaseek.programs.index import CorpusIndex
-from deltaseek.programs.text import named_entities
+from deltaseek.programs.text import meaningful_tokens, misspelt_in_a_name, name_runs, named_entities
 from deltaseek.programs.tools.base import Hit, SearchTool, ToolResult, ranked_result
 
 
@@ -26,6 +26,9 @@ class LocalCorpusSearch(SearchTool):
         scored = [s for s in self.index.search(query, k=self.k + len(seen)) if s.passage.id not in seen][: self.k]
         hits = [Hit(title=s.passage.title, text=s.passage.text, score=round(s.score, 3), id=s.passage.id,
                     url=s.passage.url) for s in scored]
-        missing_entities = [e for e in named_entities(query) if not self.index.mentions(e)]
+        found = meaningful_tokens(" ".join(f"{h.title} {h.text}" for h in hits))
+        runs = name_runs(query)
+        missing_entities = [e for e in named_entities(query) if not self.index.mentions(e)
+                            and not misspelt_in_a_name(e, runs, self.index.mentions, found)]
         return ranked_result(self.name, query, hits, list(set(self.index.unknown_terms(query))), missing_entities,
                              "corpus")

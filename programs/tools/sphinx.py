@@ -28,7 +28,7 @@ from tenacity import Retrying, retry_if_exception, stop_after_attempt, wait_expo
 
 from deltaseek.errors import ToolConfigError
 from deltaseek.programs.index import Passage, tokenize
-from deltaseek.programs.text import fold_accents, named_entities
+from deltaseek.programs.text import fold_accents, meaningful_tokens, misspelt_in_a_name, name_runs, named_entities
 from deltaseek.programs.tools.base import Hit, SearchTool, ToolResult, ToolStatus, ranked_result
 
 TARGET_FORMAT = "sphinx:HOST:PORT/INDEX"
@@ -262,7 +262,9 @@ class SphinxSearch(SearchTool):
                               note="; ".join(warnings) + "; results come from the other shards only")
         searchable = set(tokenize([query])[0])  # stopwords never count as missing, as in the corpus tool
         unknown = sorted(word for word, docs in counts.items() if docs == 0 and word in searchable)
-        missing_entities = [e for e in named_entities(query) if not mentioned(e, counts)]
+        found, runs = meaningful_tokens(" ".join(f"{h.title} {h.text}" for h in hits)), name_runs(query)
+        missing_entities = [e for e in named_entities(query) if not mentioned(e, counts)
+                            and not misspelt_in_a_name(e, runs, lambda w: mentioned(w, counts), found)]
         return ranked_result(self.name, query, hits, unknown, missing_entities, "index")
 
 
