@@ -171,7 +171,7 @@ def figure_asked(question: str) -> str:
     population of how many inhabitants?", "share of the vote figure", "count of people" of "how many
     people"; the question's own article and question words are left out."""
     words = (metric_phrase(question) or "exact").split()
-    if words[0].lower() == "how":  # "how many people"
+    if words[0].lower() == "how":  # "how many ..." asks a count
         return f"count of {' '.join(words[2:])}"
     if len(words) > 1 and words[0].lower() in ("a", "an", "the"):
         words = words[1:]
