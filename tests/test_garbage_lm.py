@@ -60,6 +60,8 @@ def assert_no_echo(pred, program_names):
     ("Who is the lieutenant governor of Ohio?", ["Tressel"]),
     ("Who created the Ruby programming language, and where was he born?", ["Yukihiro", "Matsumoto", "Osaka"]),
     ("What is the street address of The New York Times headquarters?", ["620 Eighth Avenue"]),
+    # the Ruby on Rails passage says who created Rails; a passage on Ruby itself says who created Ruby
+    ("Who created Ruby?", ["Matsumoto"]),
 ])
 def test_the_guardrails_reach_the_answer_whatever_the_model_says(question, expected, bundled_index, use_lm):
     pred = ask(question, bundled_index, use_lm)

@@ -276,3 +276,12 @@ def test_a_later_part_about_the_first_answer_waits_for_a_search_that_names_it():
     after = read_evidence(searched_pad(question, facts, question, "Ada Lind trained"),
                           reader=shipped_reader().model_copy(update={"threshold": 0.0}))
     assert [e.span for e in after.spans][:1] == ["Ada Lind"] and after.answerability == "direct"
+
+
+def test_a_sentence_of_a_passage_on_another_thing_answers_only_if_it_names_the_subject():
+    facts = [fact("s", "Tern Studio", "Tern Studio is a design firm in Kell. It was founded by Ida Brann in 1990."),
+             fact("t", "Tern (compiler)", "Tern is a compiler for small boards, first released in 2004.")]
+    # the compiler's own passage was read and names no one: the studio's founder is no answer
+    assert extract_answer("Who designed Tern?", facts, shipped_reader()) == []
+    facts.append(fact("u", "Tern (compiler): history", "Ben Orr designed Tern while teaching in Kell."))
+    assert [e.span for e in extract_answer("Who designed Tern?", facts, shipped_reader())] == ["Ben Orr"]

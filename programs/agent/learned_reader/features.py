@@ -35,7 +35,8 @@ inc ltd party building street avenue river city county republic kingdom departme
 association foundation institute museum prize award series film festival league club team church hospital
 airport station bank index day week month year season century era war act law treaty agreement studio records
 magazine press news network channel radio television edition island mountain lake sea ocean valley region
-province district village castle bridge tower park square hall center centre""".split())
+province district village castle bridge tower park square hall center centre license licence standard
+protocol language framework system software album song novel book game""".split())
 """Common nouns that end the names of institutions, places, events and times ("... General Assembly",
 "Christmas Day", "... River"): a name that ends with one is rarely a person's."""
 _TOKEN = re.compile(r"\w[\w'’]*")

@@ -155,10 +155,10 @@ def candidate_rows(question: str, kind: str, facts: list, extra_terms: set[str] 
             if kind == "person" and words & view.asked_words:
                 continue  # "Who leads the Tarn Council?" is not answered by a name holding "Tarn"
             rows.append(Scored(candidate, sentence, candidate_features(view, sentence, candidate, ordinary, sure)))
-    return about_the_subject(rows, view)
+    return about_the_subject(rows, view, facts)
 
 
-def about_the_subject(rows: list[Scored], view: QuestionView) -> list[Scored]:
+def about_the_subject(rows: list[Scored], view: QuestionView, facts: list = ()) -> list[Scored]:
     """The candidates from passages naming every name of the question, when any passage does: an
     answer comes from a passage about what the question asks of ("Who designed the Tern
     compiler?" is not answered by a passage about another compiler's designer). A question asking
@@ -169,7 +169,13 @@ def about_the_subject(rows: list[Scored], view: QuestionView) -> list[Scored]:
     # the passage titled with the question's names alone is the one about its subject: "Where was
     # Ida Brann born?" is read first in "Ida Brann", not in "Brann Hall" nor in a passage naming her
     titled = [r for r in rows if view.names and (title := title_words(r.sentence.fact)) and title <= view.names]
-    rows = titled or rows
+    if titled:
+        rows = titled
+    elif view.names and any((title := title_words(f)) and title <= view.names for f in facts):
+        # the subject's own passage was read and holds no candidate: another passage's sentence
+        # answers only if it names the subject, for "It was designed by Ida Brann" in a passage on
+        # "Tern Studio" speaks of the studio, not of the Tern compiler
+        rows = [r for r in rows if view.names <= {stem for _, stem in r.sentence.words}]
     if view.kind == "person" and view.present:
         rows = [r for r in rows if not PAST_RANGE.search(r.sentence.text)] or rows
         rows = [r for r in rows if not FORMER_HOLDER.search(r.sentence.text[:r.candidate.start])] or rows
