@@ -41,7 +41,8 @@ def factory(tools):
 
 def test_tuning_chooses_the_settings_that_score_better(tools, tmp_path):
     # answers the unanswerable questions: one threshold, 0, for every answer type
-    start = AgentSettings(profile="small", reader_min_confidence=0.0, reader_min_confidence_by_type={})
+    # the rule reader's threshold: the setting these passages were written for
+    start = AgentSettings(profile="small", reader="rules", reader_min_confidence=0.0, reader_min_confidence_by_type={})
     space = {"reader_min_confidence": CategoricalDistribution([0.0, 0.8])}
     tuning = tune_settings(factory(tools), start, EXAMPLES, combined_metric, n_trials=4, results_dir=tmp_path,
                            lm=scenario_lm("echo", "search_corpus"), space=space)
@@ -212,7 +213,7 @@ def test_the_reader_is_calibrated_before_tuning_and_the_trials_run_with_its_thre
     out = tmp_path / "calibrated.json"
     code, printed, err = run_cli(capsys, "optimize", "--dataset", dataset, "--optimizer", "none", "--tune-settings",
                                  "4", "--tune-only", "max_searches", "--eval-split", "train", "--out", out,
-                                 "--tracking-uri", offline_tracking)
+                                 "--tracking-uri", offline_tracking, "--reader", "rules")  # its threshold is calibrated
     assert code == 0, err
     calibrated = [line for line in printed.splitlines() if "calibrated on the train split" in line]
     assert len(calibrated) == 1 and printed.index(calibrated[0]) < printed.index("| trial |")
