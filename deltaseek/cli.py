@@ -117,7 +117,8 @@ def build_program(args, source: str | None = None, tools: list | None = None) ->
         raise UsageError(f"bad budget option: {exc.errors()[0]['loc'][0]} {exc.errors()[0]['msg']}") from None
     if tools is None:
         tools = build_tools(args.tools or "local", lambda: CorpusIndex.open(args.corpus), use_cache=not args.no_cache)
-    program = DeltaSeek(tools=tools, settings=settings, reader=load_reader(args.reader) if args.reader not in (None, RULE_READER) else None)
+    own_reader = load_reader(args.reader) if args.reader not in (None, RULE_READER) else None
+    program = DeltaSeek(tools=tools, settings=settings, reader=own_reader)
     load_state_into(program, args.program if source is None else source)
     if overrides:  # an option given here wins over the settings saved with the program
         program.settings = program.settings.model_copy(update=overrides)

@@ -118,9 +118,13 @@ def unfollowed_bridge(pad: Scratchpad) -> bool:
     resolved = resolve_bridges(pad.question, pad.facts)
     if bridge_phrase(resolved):
         return True
-    searched = [meaningful_tokens(c.query) for c in pad.executed_calls if not c.status.failed]
     entity = meaningful_tokens(resolved) - meaningful_tokens(pad.question)
-    return bool(entity) and not any(entity <= q for q in searched)
+    return bool(entity) and not any(entity <= q for q in searched_terms(pad))
+
+
+def searched_terms(pad: Scratchpad) -> list[set[str]]:
+    """The meaningful words of each search that ran: what the program has asked the tools for."""
+    return [meaningful_tokens(c.query) for c in pad.executed_calls if not c.status.failed]
 
 
 _LATER_PRONOUN = re.compile(r"\b(?:he|she|it|they|him|them|his|her|its|their)\b", re.I)
@@ -134,8 +138,7 @@ def unfollowed_pronoun(pad: Scratchpad, found: list[Extracted]) -> bool:
     if len(found) < 2 or len(parts) < 2 or not any(_LATER_PRONOUN.search(p) for p in parts[1:]):
         return False
     entity = meaningful_tokens(found[0].span) - meaningful_tokens(pad.question)
-    searched = [meaningful_tokens(c.query) for c in pad.executed_calls if not c.status.failed]
-    return bool(entity) and not any(entity & q for q in searched)
+    return bool(entity) and not any(entity & q for q in searched_terms(pad))
 
 
 def figures_about_subject(pad: Scratchpad, limit: int = 3) -> list[Extracted]:

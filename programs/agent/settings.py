@@ -33,11 +33,11 @@ or tuned). The profile and the LM-helper switches are not among them: they follo
 is whoever runs the program's choice."""
 
 Profile = Literal["small", "capable"]
+"""`small`: a model whose replies are rarely usable beyond a query (the embedded 135M); `capable`:
+a model whose answers are used as written unless a check names what is wrong with them."""
 ReaderKind = Literal["learned", "rules"]
 """`learned`: spans and abstention scored by the learned reader's weights (the program's own, else
 the shipped ones); `rules`: the rule reader, kept to compare with."""
-"""`small`: a model whose replies are rarely usable beyond a query (the embedded 135M); `capable`:
-a model whose answers are used as written unless a check names what is wrong with them."""
 
 
 class AgentSettings(BaseModel):

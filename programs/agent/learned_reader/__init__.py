@@ -1,7 +1,8 @@
 """The learned extractive reader: what the facts found say in answer to the question, and how surely.
 
-Opt-in (`DeltaSeek(reader=load_reader(path))`, `--reader PATH`): the rule reader
-(`programs/agent/reader.py`) stays the default until this one scores better and holds the seed cases.
+The program's default reader: its own weights when a compile trained them
+(`DeltaSeek(reader=load_reader(path))`, `--reader PATH`), else the shipped ones; the rule reader
+(`programs/agent/reader.py`, `--reader rules`) is kept to compare with.
 
 - `questions`: the parts of a question and the type of answer each asks for;
 - `candidates`: every span that could answer (names, dates, figures, addresses, phrases);

@@ -158,7 +158,7 @@ def candidate_rows(question: str, kind: str, facts: list, extra_terms: set[str] 
     return about_the_subject(rows, view, facts)
 
 
-def about_the_subject(rows: list[Scored], view: QuestionView, facts: list = ()) -> list[Scored]:
+def about_the_subject(rows: list[Scored], view: QuestionView, facts: list) -> list[Scored]:
     """The candidates from passages naming every name of the question, when any passage does: an
     answer comes from a passage about what the question asks of ("Who designed the Tern
     compiler?" is not answered by a passage about another compiler's designer). A question asking
@@ -168,10 +168,11 @@ def about_the_subject(rows: list[Scored], view: QuestionView, facts: list = ()) 
     rows = named or rows
     # the passage titled with the question's names alone is the one about its subject: "Where was
     # Ida Brann born?" is read first in "Ida Brann", not in "Brann Hall" nor in a passage naming her
-    titled = [r for r in rows if view.names and (title := title_words(r.sentence.fact)) and title <= view.names]
+    own = {id(f) for f in facts if view.names and (title := title_words(f)) and title <= view.names}
+    titled = [r for r in rows if id(r.sentence.fact) in own]
     if titled:
         rows = titled
-    elif view.names and any((title := title_words(f)) and title <= view.names for f in facts):
+    elif own:
         # the subject's own passage was read and holds no candidate: another passage's sentence
         # answers only if it names the subject, for "It was designed by Ida Brann" in a passage on
         # "Tern Studio" speaks of the studio, not of the Tern compiler
