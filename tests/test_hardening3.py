@@ -183,6 +183,17 @@ def test_a_question_the_reader_cannot_type_is_answered_with_a_label_that_agrees(
     assert pred.answerability == "unknown"
 
 
+def test_an_english_question_the_passages_leave_unanswered_is_still_denied(use_lm):
+    """Only a question in another language is beyond the reader: an English question it read, with
+    no kind of answer to type, over passages that do not answer it, is answered unanswerable."""
+    tool = LocalCorpusSearch(CorpusIndex.build([
+        Passage(id="m", title="Orla mill", text="The Orla mill stands on the Orla river below the weir at Kestle."),
+        Passage(id="k", title="Kestle", text="Kestle is a village of stone cottages on the Orla river.")]))
+    with use_lm(scenario_lm("echo", tool.name)):
+        pred = DeltaSeek(tools=[tool])(question="What did the Orla mill grind?")
+    assert "do not state" in pred.answer and pred.answerability == "unlikely", (pred.answer, pred.answerability)
+
+
 def french_answer(answer: str, bundled_index, use_lm):
     engine = ScriptedEngine(classify=classify("lookup"),
                             step=lambda p: step(move="synthesize") if "Matsumoto" in p else step("Ruby langage créateur"),

@@ -9,6 +9,7 @@ model could not be used). The caveats say which happened and why.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -16,6 +17,7 @@ from deltaseek.programs.agent.checks import is_abstention
 from deltaseek.programs.agent.evidence import Reading, extracted_answer, proxy_answer
 from deltaseek.programs.agent.fallbacks import best_effort_fact
 from deltaseek.programs.agent.scratchpad import Scratchpad
+from deltaseek.programs.text import QUESTION_WORDS
 from deltaseek.signatures import ANSWERABILITY, StopReason
 from deltaseek.signatures import guidance as text
 
@@ -60,7 +62,7 @@ def program_answer(pad: Scratchpad, reading: Reading) -> FinalAnswer:
     """The program's own answer: the reader's confident span, else the related figures, else what
     was found and that the exact answer was not. That last is `unlikely` when the model could be
     used; `unknown` otherwise, since then nothing shows the answer is missing, and where the question
-    names no kind of answer the reader can look for (the closest passage is quoted, not denied). (A run whose every
+    is in a language the reader does not read (the closest passage is quoted, not denied). (A run whose every
     search failed is answered before this, in `DeltaSeek.final_answer`.)"""
     if reading.spans:
         return FinalAnswer(extracted_answer(reading), "extracted",
@@ -78,13 +80,20 @@ def program_answer(pad: Scratchpad, reading: Reading) -> FinalAnswer:
     best = best_effort_fact(pad)
     if best is None:
         return FinalAnswer(f"No information found about \"{pad.question}\".", "evidence", [], label)
-    if reading.answerability == "untyped":
-        # The question's words name no kind of answer to look for (another language, a "why"): the
-        # program cannot tell whether the passage answers it, so it neither denies nor asserts it.
+    if reading.answerability == "untyped" and not asks_in_english(pad.question):
+        # The reader reads English question words, and this question has none (another language):
+        # the program cannot tell whether the passage answers it, so it neither denies nor asserts
+        # it. An English question it read and found unanswered is denied as ever.
         return FinalAnswer(f"The closest passage found{_titled(best.title)}: {best.text[:300]}", "evidence",
                            [best.source], "unknown")
     return FinalAnswer(f"The passages found do not state the answer. Closest evidence{_titled(best.title)}: "
                        f"{best.text[:300]}", "evidence", [best.source], label)
+
+
+def asks_in_english(question: str) -> bool:
+    """Whether the question holds an English question word ("what", "who", "is", ...): the words
+    the reader types a question by."""
+    return bool(set(re.findall(r"[a-z]+", question.lower())) & QUESTION_WORDS)
 
 
 def _titled(title: str) -> str:
