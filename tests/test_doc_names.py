@@ -255,7 +255,7 @@ def fenced_problems(line: str, language: str) -> list[str]:
 def unresolved(doc: Path) -> list[str]:
     found, fence = [], None
     for number, line in enumerate(doc.read_text(encoding="utf-8").splitlines(), 1):
-        where = f"{doc.relative_to(REPO)}:{number}"
+        where = f"{doc.relative_to(REPO) if doc.is_relative_to(REPO) else doc}:{number}"
         if line.lstrip().startswith("```"):
             fence = None if fence is not None else line.strip()[3:].strip()
             continue
@@ -265,11 +265,22 @@ def unresolved(doc: Path) -> list[str]:
         for code in INLINE_CODE.findall(line):
             if problem := inline_problem(code, doc):
                 found.append(f"{where}: `{code}`: {problem}")
-        for target in LINK.findall(INLINE_CODE.sub("", line)):
-            target = target.split("#")[0]
-            if target and "://" not in target and not (doc.parent / target).exists():
-                found.append(f"{where}: link to {target}: no such file")
+        for link in LINK.findall(INLINE_CODE.sub("", line)):
+            target, _, anchor = link.partition("#")
+            if "://" in link or link.startswith("mailto:"):
+                continue
+            page = (doc.parent / target) if target else doc
+            if not page.exists():
+                found.append(f"{where}: link to {link}: no such file")
+            elif anchor and page.suffix == ".md" and anchor not in heading_anchors(page):
+                found.append(f"{where}: link to {link}: no such heading")
     return found
+
+
+def heading_anchors(page: Path) -> set[str]:
+    """The anchors GitHub gives a page's headings: lowercase, punctuation dropped, spaces as hyphens."""
+    headings = re.findall(r"^#+\s+(.+)$", page.read_text(encoding="utf-8"), flags=re.MULTILINE)
+    return {re.sub(r"[^\w\- ]", "", h.strip().lower()).replace(" ", "-") for h in headings}
 
 
 def test_the_docs_are_found():
@@ -292,3 +303,10 @@ def test_a_misspelled_name_is_caught(tmp_path):
                    "`AgentSettings.profile`.\n")
     problems = [inline_problem(code, doc) for code in INLINE_CODE.findall(doc.read_text())]
     assert [p is not None for p in problems] == [True] * 6 + [False] * 4, problems
+
+
+def test_a_broken_link_is_caught(tmp_path):
+    doc = tmp_path / "page.md"
+    doc.write_text("# Page\n\n## A lookup's cap\n\n[here](#a-lookups-cap), [gone](#no-such-part), [lost](lost.md)\n")
+    assert [problem.split(": ", 1)[1] for problem in unresolved(doc)] == [
+        "link to #no-such-part: no such heading", "link to lost.md: no such file"]
