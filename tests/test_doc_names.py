@@ -310,3 +310,28 @@ def test_a_broken_link_is_caught(tmp_path):
     doc.write_text("# Page\n\n## A lookup's cap\n\n[here](#a-lookups-cap), [gone](#no-such-part), [lost](lost.md)\n")
     assert [problem.split(": ", 1)[1] for problem in unresolved(doc)] == [
         "link to #no-such-part: no such heading", "link to lost.md: no such file"]
+
+
+def test_the_experiment_tables_render_from_results_files(tmp_path, capsys):
+    """docs/experiments/make_tables.py renders a record's tables from `evaluate --out` rows."""
+    import importlib.util
+    import json
+
+    spec = importlib.util.spec_from_file_location("make_tables", REPO / "docs" / "experiments" / "make_tables.py")
+    make_tables = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(make_tables)
+
+    def row(qid, f1, abstained):
+        return {"id": qid, "gold": {"answerability": "direct"}, "answer": "The passages do not say." if abstained
+                else "x", "answerability": "unlikely" if abstained else "direct", "lm_calls": 1, "seconds": 2.0,
+                "scores": {"combined": f1, "exact_match": f1, "token_f1": f1}}
+
+    a, b = tmp_path / "a.jsonl", tmp_path / "b.jsonl"
+    a.write_text("".join(json.dumps(row(i, 0.0, True)) + "\n" for i in range(4)))
+    b.write_text("".join(json.dumps(row(i, 1.0, False)) + "\n" for i in range(4)))
+    make_tables.main(["summary", str(a), str(b)])
+    summary = capsys.readouterr().out.splitlines()
+    assert summary[2].startswith("| a.jsonl | 4 | 0.000 |") and "| 1.000 |" in summary[2]  # false abstention 1
+    assert summary[3].startswith("| b.jsonl | 4 | 1.000 |")
+    make_tables.main(["paired", str(a), str(b)])
+    assert "| combined | 4 | 0.000 | 1.000 | +1.000 |" in capsys.readouterr().out
