@@ -1,9 +1,9 @@
 """Every notebook runs top to bottom on the embedded model, so none of them rots.
 
-Each runs in a kernel of its own whose working folder is the test's tmp folder, with every
+Each runs in a kernel of its own started in the test's tmp folder, with every
 cache it could write to (deltaseek's, DSPy's, Hugging Face's, matplotlib's, IPython's, any
-other under $HOME) sent to that folder too: a notebook never writes into the repository or the
-user's home.
+other under $HOME, and $TMPDIR) sent to that folder too: a notebook writes only into a temporary
+folder of its own, never where it was started, into the repository or into the user's home.
 """
 
 import subprocess
@@ -50,6 +50,9 @@ def test_the_notebook_runs_top_to_bottom(path, tmp_path, monkeypatch):
     home.mkdir()
     work = tmp_path / "work"
     work.mkdir()
+    scratch = tmp_path / "tmp"  # where tempfile.mkdtemp puts the notebook's own folder
+    scratch.mkdir()
+    monkeypatch.setenv("TMPDIR", str(scratch))
     # The kernel inherits this environment (conftest already points DELTASEEK_CACHE at this session's folder).
     for name, folder in {"HOME": home, "XDG_CACHE_HOME": home / ".cache", "DSPY_CACHEDIR": home / "dspy",
                          "HF_HOME": home / "huggingface", "MPLCONFIGDIR": home / "matplotlib",
@@ -70,4 +73,6 @@ def test_the_notebook_runs_top_to_bottom(path, tmp_path, monkeypatch):
     assert all(cell.execution_count for cell in code)
     assert any(cell.outputs for cell in code)
     assert repository_changes() == before
-    assert any(work.iterdir()) or path.name == "quickstart.ipynb"
+    # What a notebook writes goes to a temporary folder of its own, never where it was started.
+    assert not any(work.iterdir())
+    assert any(scratch.rglob("*.jsonl")) or path.name == "quickstart.ipynb"
