@@ -7,6 +7,7 @@ reuse. The packaged SmolLM2 named by its path answers a seed question (marked `e
 """
 
 import json
+import pickle
 import subprocess
 import sys
 from pathlib import Path
@@ -163,6 +164,9 @@ def test_a_gguf_file_runs_in_process_on_one_engine_per_file(tiny_gguf):
     assert isinstance(adapter_for(lm), type(adapter_for(make_lm(cache=False))))  # the grammar adapter
     reply = lm("Say something.")[0]
     assert isinstance(reply, str) and reply
+    # a saved program (DSPy's JSON state) or a pickle (MLflow) names the file, and restores this engine
+    assert pickle.loads(pickle.dumps(lm.engine)) is lm.engine
+    assert lm.engine.dump_state()["model_file"] == {"name": "tiny-llama.gguf", "bytes": tiny_gguf.stat().st_size}
 
 
 def test_a_gguf_file_is_prompted_with_its_own_chat_template(tiny_gguf):

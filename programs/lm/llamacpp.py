@@ -162,9 +162,9 @@ class LlamaCppEngine:
 
             started = time.perf_counter()
             path = self.model_path or str(find_smollm2_gguf())
-            check_gguf_file(path, "model file")
-            if self.model_file:
+            if self.model_file:  # a restored program's file: say which file it was made with
                 check_model_file(path, self.model_file)
+            check_gguf_file(path, "model file")
             generate, batch = (self.n_threads, self.n_threads) if self.n_threads else default_threads()
             self._llama = Llama(model_path=path, n_ctx=self.n_ctx, n_threads=generate, n_threads_batch=batch,
                                 verbose=False, seed=0)
