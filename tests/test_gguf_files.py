@@ -101,6 +101,10 @@ def test_a_litellm_model_string_still_goes_to_litellm(model):
     assert not is_embedded(lm) and lm.model == model
 
 
+def test_a_bare_name_that_is_no_file_is_told_both_forms():
+    assert "write PROVIDER/MODEL, e.g. openai/gpt-4o-mini, or a path ending in .gguf" in one_line_error("gpt4")
+
+
 def one_line_error(model: str) -> str:
     with pytest.raises(LMConfigError) as raised:
         make_lm(model)

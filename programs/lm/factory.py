@@ -71,7 +71,8 @@ def make_lm(model: str | None = None, api_base: str | None = None, max_tokens: i
 
     provider, slash, name = model.partition("/")
     if not slash or not name:
-        raise LMConfigError(f"--lm {model!r} is not a litellm model string: write PROVIDER/MODEL, e.g. openai/gpt-4o-mini")
+        raise LMConfigError(f"--lm {model!r} is not a litellm model string or a GGUF file: write PROVIDER/MODEL, "
+                             "e.g. openai/gpt-4o-mini, or a path ending in .gguf")
     import litellm
 
     known = {str(p.value if hasattr(p, "value") else p) for p in litellm.provider_list}
