@@ -47,7 +47,8 @@ DEFAULT_PROGRAM = "default"
 
 
 def add_lm_options(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--lm", help="a litellm model string (openai/gpt-4o-mini, ollama_chat/qwen2.5:7b, ...); "
+    parser.add_argument("--lm", help="a litellm model string (openai/gpt-4o-mini, ollama_chat/qwen2.5:7b, ...) or a "
+                                     "local GGUF file run in-process (path/to/model.gguf); "
                                      "default: $DELTASEEK_LM or the embedded SmolLM2")
     parser.add_argument("--api-base", help="an OpenAI-compatible server URL; default: $DELTASEEK_API_BASE")
     parser.add_argument("--format", choices=OUTPUT_FORMATS, default="auto",

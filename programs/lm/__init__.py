@@ -12,7 +12,9 @@ from deltaseek.programs.lm.factory import (
     is_fatal_lm_error,
     make_lm,
 )
-from deltaseek.programs.lm.llamacpp import LlamaCppEngine, bound_schema, find_smollm2_gguf
+from deltaseek.programs.lm.gguf_file import find_smollm2_gguf
+from deltaseek.programs.lm.grammar import bound_schema
+from deltaseek.programs.lm.llamacpp import LlamaCppEngine
 from deltaseek.programs.lm.server import schema_dialect
 
 __all__ = [

@@ -19,7 +19,7 @@ from typing import Any, Literal, NamedTuple
 import dspy
 import pydantic
 
-from deltaseek.programs.lm.llamacpp import bound_schema
+from deltaseek.programs.lm.grammar import bound_schema
 from deltaseek.signatures.guidance import COMPACT_STRUCTURE
 
 SchemaDialect = Literal["json_schema", "json_object_schema"]

@@ -1,4 +1,4 @@
-"""`make_lm`: the LM for a litellm model string, or the embedded model when none is given."""
+"""`make_lm`: the LM for a litellm model string, a local GGUF file, or the embedded model when none is given."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ import dspy
 
 from deltaseek.errors import LMConfigError
 from deltaseek.programs.lm.adapter import SMALL_MODEL_BOUNDS, GrammarJSONAdapter, ServerJSONAdapter
+from deltaseek.programs.lm.gguf_file import gguf_path, is_packaged_model, looks_like_gguf_path
 from deltaseek.programs.lm.llamacpp import DEFAULT_MAX_TOKENS, LlamaCppEngine, shared_engine
 from deltaseek.programs.lm.server import schema_dialect
 
@@ -33,12 +34,28 @@ def embedded_engine() -> LlamaCppEngine:
 
 
 def is_embedded(lm: dspy.BaseLM) -> bool:
+    """Whether `lm` runs in-process on the llama.cpp engine: the packaged SmolLM2 or any GGUF file."""
     return isinstance(getattr(lm, "engine", None), LlamaCppEngine)
+
+
+def gguf_lm(model: str, api_base: str | None, max_tokens: int, cache: bool) -> dspy.LM:
+    """The LM for a local GGUF file (`--lm path/to/model.gguf`, see `looks_like_gguf_path`), run
+    in-process on the embedded model's engine: its own chat template, grammar decoding, prefix
+    reuse. The packaged SmolLM2 named by its path is the embedded model itself (one load)."""
+    path = gguf_path(model)
+    if api_base:
+        raise LMConfigError(f"--api-base needs a litellm model string: {path} runs in-process")
+    if is_packaged_model(path):
+        engine, name = embedded_engine(), EMBEDDED_MODEL
+    else:
+        engine, name = shared_engine({"model_path": str(path)}), f"embedded/{path.name}"
+    return dspy.LM(name, engine=engine, temperature=0.0, cache=cache, max_tokens=max(max_tokens, EMBEDDED_MAX_TOKENS))
 
 
 def make_lm(model: str | None = None, api_base: str | None = None, max_tokens: int = DEFAULT_MAX_TOKENS,
             check_reachable: bool = True, cache: bool = True) -> dspy.LM:
-    """Build the LM from a litellm model string, or the embedded model when none is given.
+    """Build the LM from a litellm model string, a local GGUF file (see `gguf_lm`), or the
+    embedded model when none is given.
 
     `DELTASEEK_LM` and `DELTASEEK_API_BASE` stand in for the arguments.
     """
@@ -49,10 +66,13 @@ def make_lm(model: str | None = None, api_base: str | None = None, max_tokens: i
             raise LMConfigError("--api-base needs --lm: the embedded model runs in-process")
         return dspy.LM(EMBEDDED_MODEL, engine=embedded_engine(), temperature=0.0, cache=cache,
                        max_tokens=max(max_tokens, EMBEDDED_MAX_TOKENS))
+    if looks_like_gguf_path(model):
+        return gguf_lm(model, api_base, max_tokens, cache)
 
     provider, slash, name = model.partition("/")
     if not slash or not name:
-        raise LMConfigError(f"--lm {model!r} is not a litellm model string: write PROVIDER/MODEL, e.g. openai/gpt-4o-mini")
+        raise LMConfigError(f"--lm {model!r} is not a litellm model string or a GGUF file: write PROVIDER/MODEL, "
+                             "e.g. openai/gpt-4o-mini, or a path ending in .gguf")
     import litellm
 
     known = {str(p.value if hasattr(p, "value") else p) for p in litellm.provider_list}

