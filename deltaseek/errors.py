@@ -7,6 +7,8 @@ from ValueError, which is what a bad value is in Python.
 
 from __future__ import annotations
 
+import sys
+
 
 class DeltaSeekError(ValueError):
     """Bad input or configuration; the message names what is wrong and where."""
@@ -46,3 +48,8 @@ class ToolConfigError(DeltaSeekError):
 
 class IndexCacheError(DeltaSeekError):
     """The index cache folder cannot be written (a full disk, a read-only folder); the message names it."""
+
+
+def warn(message: str) -> None:
+    """A problem that does not stop the command: one line on standard error."""
+    print("deltaseek: warning: " + " ".join(str(message).split()), file=sys.stderr)
