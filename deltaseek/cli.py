@@ -151,10 +151,19 @@ def agent_options(args: argparse.Namespace):
     return options(AgentOptions, args)
 
 
-def agent_and_tracking(args: argparse.Namespace) -> dict:
+def configure_lm_from(args: argparse.Namespace, **kwargs):
+    """The one place a command makes its LM: the one its options name, configured for DSPy."""
+    from deltaseek.optimize.agent_options import configure_agent_lm
+
+    return configure_agent_lm(agent_options(args), **kwargs)
+
+
+def run_options(args: argparse.Namespace) -> dict:
+    """What every pipeline takes from the parsed options: the agent, the tracking, the LM setup."""
     from deltaseek.optimize.run_tracking import TrackingOptions
 
-    return {"agent": agent_options(args), "tracking": options(TrackingOptions, args)}
+    return {"agent": agent_options(args), "tracking": options(TrackingOptions, args),
+            "setup_lm": lambda _agent, **kwargs: configure_lm_from(args, **kwargs)}
 
 
 def build_program(args: argparse.Namespace, source: str | None = None, tools: list | None = None):
@@ -165,7 +174,7 @@ def build_program(args: argparse.Namespace, source: str | None = None, tools: li
 
 
 def cmd_ask(args) -> int:
-    from deltaseek.optimize.agent_options import build_program, configure_agent_lm
+    from deltaseek.optimize.agent_options import build_program
     from deltaseek.programs.agent import run_question
     from deltaseek.programs.agent.deltaseek import check_question
 
@@ -173,9 +182,8 @@ def cmd_ask(args) -> int:
         raise UsageError("ask takes a question or --file FILE (one of them)")
     # refused before the model loads or the index is read
     questions = read_questions(args.file) if args.file else [check_question(args.question)]
-    agent = agent_options(args)
-    configure_agent_lm(agent)
-    program = build_program(agent)
+    configure_lm_from(args)
+    program = build_program(agent_options(args))
     for number, question in enumerate(questions):
         record = run_question(program, question)
         if args.json:
@@ -223,7 +231,7 @@ def cmd_evaluate(args) -> int:
     from deltaseek.optimize.evaluate_runs import compare_programs, evaluate_dataset
 
     common = dict(split=args.split, limit=args.limit, threads=args.threads, out=args.out, resume=args.resume,
-                  **agent_and_tracking(args))
+                  **run_options(args))
     if args.compare:
         compare_programs(args.dataset, *args.compare, **common)
     else:
@@ -238,7 +246,7 @@ def cmd_optimize(args) -> int:
                      tune_only=args.tune_only.split(",") if args.tune_only else None, out=args.out,
                      eval_split=args.eval_split, reflection_lm=args.reflection_lm, threads=args.threads,
                      results_dir=args.results_dir, resume=args.resume, train_reader=args.train_reader,
-                     register=args.register, **agent_and_tracking(args))
+                     register=args.register, **run_options(args))
     return 0
 
 
@@ -251,7 +259,7 @@ def cmd_bench(args) -> int:
     from deltaseek.optimize.bench_runs import bench_programs
 
     bench_programs(args.dataset, split=args.split, limit=args.limit, scenario=args.scenario, budget=args.budget,
-                   json_out=args.json_out, **agent_and_tracking(args))
+                   json_out=args.json_out, **run_options(args))
     return 0
 
 
@@ -260,7 +268,7 @@ def cmd_calibrate(args) -> int:
     from deltaseek.optimize.calibrate import calibrate_reader
 
     calibrate_reader(args.dataset, split=args.split, limit=args.limit, scenario=args.scenario,
-                     max_false_abstention=args.max_false_abstention, **agent_and_tracking(args))
+                     max_false_abstention=args.max_false_abstention, **run_options(args))
     return 0
 
 

@@ -4,6 +4,7 @@ the same names from Python): its LM, its tools, its compiled program and setting
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Callable
 
 import dspy
 from pydantic import ValidationError
@@ -40,6 +41,10 @@ class AgentOptions:
     soft_budget: int | None = None
     hard_budget: int | None = None
     max_searches: int | None = None
+
+
+SetupLM = Callable[..., dspy.BaseLM]
+"""setup_lm(options, **kwargs): configure DSPy's LM for these options and return it (`configure_agent_lm`)."""
 
 
 def configure_agent_lm(options: AgentOptions, **kwargs) -> dspy.BaseLM:

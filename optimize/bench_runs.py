@@ -13,7 +13,7 @@ import dspy
 
 from deltaseek.bundled import labeled_set
 from deltaseek.files import write_text_atomically
-from deltaseek.optimize.agent_options import AgentOptions, build_tools_for, configure_agent_lm
+from deltaseek.optimize.agent_options import AgentOptions, SetupLM, build_tools_for, configure_agent_lm
 from deltaseek.optimize.command_options import RESULTS_DIR
 from deltaseek.optimize.compare import compare, format_table
 from deltaseek.optimize.evaluate import corpora_for
@@ -24,11 +24,13 @@ from deltaseek.programs.agent.program_file import UNCOMPILED
 
 def bench_programs(dataset: str | None = None, agent: AgentOptions = AgentOptions(),
                    tracking: TrackingOptions = TrackingOptions(), split: str | None = None, limit: int | None = None,
-                   scenario: str = "model", budget: int = 8, json_out: str | Path | None = None) -> dict[str, dict]:
+                   scenario: str = "model", budget: int = 8, json_out: str | Path | None = None,
+                   setup_lm: SetupLM = configure_agent_lm) -> dict[str, dict]:
     """Each program's summary row on the `split` (default test) of `dataset` (default the bundled
     seed set). `scenario`: "model" (the LM `agent` names) or a scripted LM of
     `scenario_lms.SCENARIOS`. Printed as a table, written to `json_out` (default
-    results/bench-SCENARIO-TIME.json) and returned, by program."""
+    results/bench-SCENARIO-TIME.json) and returned, by program. `setup_lm(agent, cache=False)`
+    configures DSPy's LM for the model scenario (default: the LM `agent` names)."""
     positive("--limit", limit)
     positive("--budget", budget)
     dataset = dataset or str(labeled_set("seed_set"))
@@ -37,7 +39,7 @@ def bench_programs(dataset: str | None = None, agent: AgentOptions = AgentOption
         agent = replace(agent, corpus=corpora_for(examples))
     tools = build_tools_for(agent)
     # DSPy's cache off: a call answered from an earlier run would make its seconds and tokens a lie.
-    lm = configure_agent_lm(agent, cache=False) if scenario == "model" else \
+    lm = setup_lm(agent, cache=False) if scenario == "model" else \
         scenario_lm(scenario, tools[0].name, examples)
     # the oracle stands for a capable model: DSPy's chat format, as such a model is asked; a model
     # gets the adapter configure_lm chose for it (--format)

@@ -30,7 +30,7 @@ import dspy
 
 from deltaseek.errors import UsageError
 from deltaseek.metrics.answers import f1_score
-from deltaseek.optimize.agent_options import AgentOptions, build_program, configure_agent_lm
+from deltaseek.optimize.agent_options import AgentOptions, SetupLM, build_program, configure_agent_lm
 from deltaseek.optimize.evaluate import load_dataset, select
 from deltaseek.optimize.run_tracking import TrackingOptions, positive, with_bundled_corpora
 from deltaseek.optimize.scenario_lms import scenario_lm
@@ -181,11 +181,11 @@ def format_table(table: list[ThresholdScore], chosen: ThresholdScore) -> str:
 
 def calibrate_reader(dataset: str, agent: AgentOptions = AgentOptions(), tracking: TrackingOptions = TrackingOptions(),
                      split: str = "train", limit: int | None = None, scenario: str = "echo",
-                     max_false_abstention: float = 0.25) -> ThresholdScore:
+                     max_false_abstention: float = 0.25, setup_lm: SetupLM = configure_agent_lm) -> ThresholdScore:
     """`deltaseek calibrate`: the reader's thresholds for the `split` of `dataset`, chosen so that
     false abstention stays at most `max_false_abstention`; the table of thresholds and the one
     chosen are printed, logged in an MLflow run, and the chosen one returned. `scenario`: "echo"
-    (the program's own moves, no model) or "model" (the LM `agent` names)."""
+    (the program's own moves, no model) or "model" (the LM `setup_lm(agent)` configures)."""
     positive("--limit", limit)
     if not 0 <= max_false_abstention <= 1:
         raise UsageError(f"--max-false-abstention must be between 0 and 1, got {max_false_abstention}")
@@ -194,7 +194,7 @@ def calibrate_reader(dataset: str, agent: AgentOptions = AgentOptions(), trackin
         raise UsageError(f"{dataset}: the {split} split holds no examples (try --split all)")
     agent = with_bundled_corpora(agent, examples)
     program = build_program(agent)
-    lm = configure_agent_lm(agent) if scenario == "model" else None  # echo: the program's own moves
+    lm = setup_lm(agent) if scenario == "model" else None  # echo: the program's own moves
     from tqdm import tqdm
 
     with tqdm(total=len(examples), desc="calibrate", unit="q", file=sys.stderr) as bar:

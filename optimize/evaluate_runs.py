@@ -9,7 +9,8 @@ from pathlib import Path
 
 from deltaseek.errors import UsageError
 from deltaseek.files import write_text_atomically
-from deltaseek.optimize.agent_options import AgentOptions, build_program, configure_agent_lm, program_source
+from deltaseek.optimize.agent_options import (AgentOptions, SetupLM, build_program, configure_agent_lm,
+                                              program_source)
 from deltaseek.optimize.command_options import DEFAULT_PROGRAM, RESULTS_DIR
 from deltaseek.optimize.evaluate import EvalReport, evaluate_program, format_report, refuse_overwrite
 from deltaseek.optimize.paired import format_paired, paired_table
@@ -19,15 +20,17 @@ from deltaseek.programs.agent.program_file import UNCOMPILED
 
 def evaluate_dataset(dataset: str, agent: AgentOptions = AgentOptions(), tracking: TrackingOptions = TrackingOptions(),
                      split: str | None = None, limit: int | None = None, threads: int = 1,
-                     out: str | Path | None = None, resume: bool = False) -> EvalReport:
+                     out: str | Path | None = None, resume: bool = False, setup_lm: SetupLM = configure_agent_lm
+                     ) -> EvalReport:
     """Score the agent `agent` describes on the `split` (default dev) of `dataset`, in an MLflow
     run; the per-example rows go to `out` (default results/evaluate-DATASET-SPLIT-TIME.jsonl),
-    which is never overwritten unless `resume` continues it."""
+    which is never overwritten unless `resume` continues it. `setup_lm(agent)` configures DSPy's
+    LM and returns it once the examples are read (default: the LM `agent` names)."""
     positive("--limit", limit)
     positive("--threads", threads)
     split, examples = split_examples(dataset, split, "dev", limit)
     agent = with_bundled_corpora(agent, examples)
-    lm = configure_agent_lm(agent)
+    lm = setup_lm(agent)
     program = build_program(agent)
     out = Path(out or Path(RESULTS_DIR) / f"evaluate-{Path(dataset).stem}-{split}-{timestamp()}.jsonl")
 
@@ -49,7 +52,7 @@ def evaluate_dataset(dataset: str, agent: AgentOptions = AgentOptions(), trackin
 def compare_programs(dataset: str, a: str, b: str, agent: AgentOptions = AgentOptions(),
                      tracking: TrackingOptions = TrackingOptions(), split: str | None = None,
                      limit: int | None = None, threads: int = 1, out: str | Path | None = None,
-                     resume: bool = False) -> list[dict]:
+                     resume: bool = False, setup_lm: SetupLM = configure_agent_lm) -> list[dict]:
     """Programs `a` and `b` (each a compiled JSON file, a models:/ URI, or "default": DeltaSeek's
     own prompts) on the same examples, each an MLflow run tagged with the comparison's name; the
     paired table (each metric for both, B - A and its bootstrap interval) is printed, saved beside
@@ -62,7 +65,7 @@ def compare_programs(dataset: str, a: str, b: str, agent: AgentOptions = AgentOp
         raise UsageError("--resume continues the comparison that wrote --out: name its file with --out")
     split, examples = split_examples(dataset, split, "dev", limit)
     agent = with_bundled_corpora(agent, examples)
-    lm = configure_agent_lm(agent)
+    lm = setup_lm(agent)
     names = (a, b)
     sources = [UNCOMPILED if name == DEFAULT_PROGRAM else name for name in names]
     first = build_program(agent, sources[0])  # both files are checked before anything runs

@@ -20,7 +20,7 @@ import dspy
 from deltaseek.errors import UsageError, warn
 from deltaseek.metrics import combined_metric
 from deltaseek.optimize import calibrate as calibration
-from deltaseek.optimize.agent_options import AgentOptions, build_program, configure_agent_lm
+from deltaseek.optimize.agent_options import AgentOptions, SetupLM, build_program, configure_agent_lm
 from deltaseek.optimize.command_options import KEEP_PROMPTS, RESULTS_DIR
 from deltaseek.optimize.compile import OPTIMIZERS, compile_program
 from deltaseek.optimize.evaluate import EvalReport, format_comparison, format_report, load_dataset
@@ -82,11 +82,13 @@ def optimize_program(dataset: str, optimizer: str, agent: AgentOptions = AgentOp
                      tune_settings: int | None = None, tune_only: Sequence[str] | None = None,
                      out: str | Path | None = None, eval_split: str | Sequence[str] = "dev",
                      reflection_lm: str | None = None, threads: int = 1, results_dir: str | Path = RESULTS_DIR,
-                     resume: bool = False, train_reader: bool = False, register: str | None = None) -> Optimized:
+                     resume: bool = False, train_reader: bool = False, register: str | None = None,
+                     setup_lm: SetupLM = configure_agent_lm) -> Optimized:
     """Compile the program `agent` describes on the train split of `dataset` with `optimizer`
     (one of OPTIMIZERS, or "none" to keep the prompts) and compare it with the program it started
     from on `eval_split`. `out` (default results/deltaseek-OPTIMIZER-DATASET-TIME.json) is never
-    overwritten; `resume` continues the optimize that wrote it. See `deltaseek optimize --help`."""
+    overwritten; `resume` continues the optimize that wrote it. `setup_lm(agent)` configures
+    DSPy's LM and returns it (default: the LM `agent` names). See `deltaseek optimize --help`."""
     positive("--tune-settings", tune_settings)
     space = tuning_space(tune_settings, tune_only)
     spec = OPTIMIZERS.get(optimizer)  # None: --optimizer none, the prompts are kept
@@ -118,7 +120,7 @@ def optimize_program(dataset: str, optimizer: str, agent: AgentOptions = AgentOp
     if empty:
         raise UsageError(f"{dataset}: the {', '.join(empty)} split holds no examples to evaluate on")
     agent = with_bundled_corpora(agent, labeled.examples)
-    lm = configure_agent_lm(agent)
+    lm = setup_lm(agent)
     reflection = make_lm(reflection_lm, max_tokens=4000) if reflection_lm else None
     student, source = baseline_program(agent)
     # The results files are named after --out, so a resume finds the ones it continues.

@@ -577,12 +577,12 @@ def test_other_bad_options_are_one_line(capsys, scripted_cli, dataset, argv, pro
 
 def test_a_failing_compile_keeps_the_baseline_results(capsys, scripted_cli, dataset, tmp_path, offline_tracking,
                                                       monkeypatch):
-    import deltaseek.cli as optimize_cli
+    import deltaseek.optimize.pipeline as optimize_pipeline
 
     def broken(*args, **kwargs):
         raise RuntimeError("optimizer blew up")
 
-    monkeypatch.setattr(optimize_cli, "compile_program", broken)
+    monkeypatch.setattr(optimize_pipeline, "compile_program", broken)
     code, stdout, err = run_cli(capsys, "optimize", "--dataset", dataset, "--optimizer", "labeled",
                                 "--out", tmp_path / "program.json", "--tracking-uri", offline_tracking)
     assert code == 1 and "RuntimeError: optimizer blew up" in err
