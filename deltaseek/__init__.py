@@ -29,6 +29,7 @@ _PUBLIC = {
     "deltaseek.optimize.compile": ("OPTIMIZERS", "compile_program"),
     "deltaseek.optimize.evaluate": ("evaluate_program",),
     "deltaseek.optimize.evaluate_runs": ("compare_programs", "evaluate_dataset"),
+    "deltaseek.optimize.indexing": ("index_corpora",),
     "deltaseek.optimize.labeled_data": ("load_labeled", "split"),
     "deltaseek.optimize.pipeline": ("Optimized", "optimize_program"),
     "deltaseek.optimize.run_tracking": ("TrackingOptions",),
@@ -68,6 +69,7 @@ if TYPE_CHECKING:  # what type checkers and IDEs read; at run time the names com
     from deltaseek.optimize.compile import OPTIMIZERS, compile_program
     from deltaseek.optimize.evaluate import evaluate_program
     from deltaseek.optimize.evaluate_runs import compare_programs, evaluate_dataset
+    from deltaseek.optimize.indexing import index_corpora
     from deltaseek.optimize.labeled_data import load_labeled, split
     from deltaseek.optimize.pipeline import Optimized, optimize_program
     from deltaseek.optimize.run_tracking import TrackingOptions

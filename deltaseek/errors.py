@@ -2,7 +2,8 @@
 
 The command line prints a DeltaSeekError as one line (`deltaseek: error: ...`, exit 2); from
 Python, catch `DeltaSeekError` for all of them or a subclass for one kind. Each also derives
-from ValueError, which is what a bad value is in Python.
+from ValueError, which is what a bad value is in Python. A problem that does not stop a command
+is one `warn` line instead.
 """
 
 from __future__ import annotations

@@ -30,7 +30,7 @@ class AgentOptions:
     """How replies are asked for: auto, json or chat."""
     profile: str | None = None
     """small or capable; None: small for the embedded model, capable for any other."""
-    corpus: tuple[str, ...] | list[str] | None = None
+    corpus: list[str] | None = None
     """JSONL corpora the local tool searches; None: the bundled corpus."""
     tools: str = "local"
     no_cache: bool = False

@@ -16,6 +16,7 @@ from deltaseek.optimize.evaluate import EvalReport, evaluate_program, format_rep
 from deltaseek.optimize.paired import format_paired, paired_table
 from deltaseek.optimize.run_tracking import (TrackingOptions, log_dataset, log_report, positive, run_params,
                                              split_examples, timestamp, tracked, with_bundled_corpora)
+from deltaseek.optimize.tracking import Tracker
 from deltaseek.programs.agent.program_file import UNCOMPILED
 
 def evaluate_dataset(dataset: str, agent: AgentOptions = AgentOptions(), tracking: TrackingOptions = TrackingOptions(),
@@ -97,7 +98,7 @@ def compare_programs(dataset: str, a: str, b: str, agent: AgentOptions = AgentOp
     return table
 
 
-def log_comparison(tracker, table: list[dict], base: Path, names: tuple[str, str], split: str) -> None:
+def log_comparison(tracker: Tracker, table: list[dict], base: Path, names: tuple[str, str], split: str) -> None:
     """The paired table printed, saved as BASE-comparison.md and .json, and logged in the run."""
     text = format_paired(table, *names)
     print(text)
