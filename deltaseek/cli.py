@@ -162,6 +162,7 @@ def run_options(args: argparse.Namespace) -> dict:
     """What every pipeline takes from the parsed options: the agent, the tracking, the LM setup."""
     from deltaseek.optimize.run_tracking import TrackingOptions
 
+    # setup_lm ignores the pipeline's agent options: they differ from these only in the corpus
     return {"agent": agent_options(args), "tracking": options(TrackingOptions, args),
             "setup_lm": lambda _agent, **kwargs: configure_lm_from(args, **kwargs)}
 
