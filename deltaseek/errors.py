@@ -2,10 +2,13 @@
 
 The command line prints a DeltaSeekError as one line (`deltaseek: error: ...`, exit 2); from
 Python, catch `DeltaSeekError` for all of them or a subclass for one kind. Each also derives
-from ValueError, which is what a bad value is in Python.
+from ValueError, which is what a bad value is in Python. A problem that does not stop a command
+is one `warn` line instead.
 """
 
 from __future__ import annotations
+
+import sys
 
 
 class DeltaSeekError(ValueError):
@@ -46,3 +49,8 @@ class ToolConfigError(DeltaSeekError):
 
 class IndexCacheError(DeltaSeekError):
     """The index cache folder cannot be written (a full disk, a read-only folder); the message names it."""
+
+
+def warn(message: str) -> None:
+    """A problem that does not stop the command: one line on standard error."""
+    print("deltaseek: warning: " + " ".join(str(message).split()), file=sys.stderr)

@@ -27,7 +27,8 @@ from dspy import lm15
 
 from deltaseek.bundled import SEED_QUESTIONS, bundled_corpora
 from deltaseek.optimize import speed_table
-from deltaseek.optimize.speed_table import BUNDLED_SETS, SpeedRun
+from deltaseek.optimize.command_options import add_speed_options
+from deltaseek.optimize.speed_table import SpeedRun
 from deltaseek.programs.agent import AgentSettings, DeltaSeek, run_question
 from deltaseek.programs.index import CorpusIndex, Passage, read_corpus
 from deltaseek.errors import UsageError
@@ -265,25 +266,6 @@ def bench_sets(args: argparse.Namespace) -> dict[str, dict]:
     return summaries
 
 
-def add_options(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--sizes", type=int, nargs="+", default=[1_000, 100_000], help="index sizes in passages")
-    parser.add_argument("--skip-agents", action="store_true",
-                        help="only the model and index figures, not the labeled sets' questions")
-    parser.add_argument("--sets", nargs="+", default=list(BUNDLED_SETS),
-                        help="labeled sets whose scored parts are timed: bundled names or files (default: "
-                             f"{' '.join(BUNDLED_SETS)}; --dataset: that set alone)")
-    parser.add_argument("--prefix-reuse", action="store_true",
-                        help="also the seed questions with prompt-prefix reuse off and on, side by side")
-    parser.add_argument("--paths-only", action="store_true",
-                        help="only the seed questions by path: in-process, and through the --api-base server if given")
-    parser.add_argument("--sphinx", metavar="sphinx:HOST:PORT/INDEX",
-                        help="instead: in-process vs this distributed Sphinx/Manticore index, query latency side by side")
-    parser.add_argument("--sphinx-shard", action="append", default=[], metavar="sphinx:HOST:PORT/INDEX",
-                        help="a real-time shard behind --sphinx (repeatable); the benchmark EMPTIES and fills it")
-    parser.add_argument("--sphinx-sizes", type=int, nargs="+", default=[10_000, 100_000],
-                        help="passages for the --sphinx comparison (default: 10000 100000)")
-
-
 def run(args: argparse.Namespace) -> int:
     if args.sphinx:
         if not args.sphinx_shard:
@@ -306,5 +288,5 @@ def run(args: argparse.Namespace) -> int:
 
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    add_options(parser)
+    add_speed_options(parser)
     raise SystemExit(run(parser.parse_args()))

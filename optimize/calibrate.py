@@ -22,12 +22,17 @@ question's words, a date beside few).
 from __future__ import annotations
 
 import statistics
+import sys
 from dataclasses import dataclass, field
 from typing import Callable
 
 import dspy
 
+from deltaseek.errors import UsageError
 from deltaseek.metrics.answers import f1_score
+from deltaseek.optimize.agent_options import AgentOptions, SetupLM, build_program, configure_agent_lm
+from deltaseek.optimize.evaluate import load_dataset, select
+from deltaseek.optimize.run_tracking import TrackingOptions, positive, with_bundled_corpora
 from deltaseek.optimize.scenario_lms import scenario_lm
 from deltaseek.programs.agent import DeltaSeek
 from deltaseek.programs.agent.evidence import extracted_answer, read_evidence
@@ -172,3 +177,36 @@ def format_table(table: list[ThresholdScore], chosen: ThresholdScore) -> str:
                      f"{chosen.abstention_on_unanswerable:.0%}, false abstention {chosen.false_abstention:.0%}, "
                      f"F1 on answerable {chosen.f1_answerable:.3f}.")
     return "\n".join(lines)
+
+
+def calibrate_reader(dataset: str, agent: AgentOptions = AgentOptions(), tracking: TrackingOptions = TrackingOptions(),
+                     split: str = "train", limit: int | None = None, scenario: str = "echo",
+                     max_false_abstention: float = 0.25, setup_lm: SetupLM = configure_agent_lm) -> ThresholdScore:
+    """`deltaseek calibrate`: the reader's thresholds for the `split` of `dataset`, chosen so that
+    false abstention stays at most `max_false_abstention`; the table of thresholds and the one
+    chosen are printed, logged in an MLflow run, and the chosen one returned. `scenario`: "echo"
+    (the program's own moves, no model) or "model" (the LM `setup_lm(agent)` configures)."""
+    positive("--limit", limit)
+    if not 0 <= max_false_abstention <= 1:
+        raise UsageError(f"--max-false-abstention must be between 0 and 1, got {max_false_abstention}")
+    examples = select(load_dataset(dataset).examples, split, limit)
+    if not examples:
+        raise UsageError(f"{dataset}: the {split} split holds no examples (try --split all)")
+    agent = with_bundled_corpora(agent, examples)
+    program = build_program(agent)
+    lm = setup_lm(agent) if scenario == "model" else None  # echo: the program's own moves
+    from tqdm import tqdm
+
+    with tqdm(total=len(examples), desc="calibrate", unit="q", file=sys.stderr) as bar:
+        outcomes = collect(program, examples, lm, progress=lambda: bar.update(1))
+    chosen, table = choose(outcomes, max_false_abstention)
+    print(format_table(table, chosen))
+    print(f"{describe(chosen)} ({dataset}, {split} split, {len(examples)} questions, "
+          f"{sum(not o.answerable for o in outcomes)} unanswerable; false abstention at most "
+          f"{max_false_abstention:.0%})")
+    with tracking.tracker("calibrate", traces=False) as tracker:
+        tracker.log_params({"command": "calibrate", "dataset": dataset, "split": split, "scenario": scenario,
+                            "max_false_abstention": max_false_abstention})
+        tracker.log_metrics({**threshold_metrics(chosen), "abstention_on_unanswerable": chosen.abstention_on_unanswerable,
+                             "false_abstention": chosen.false_abstention, "f1_answerable": chosen.f1_answerable})
+    return chosen

@@ -29,14 +29,13 @@ from typing import Callable
 import dspy
 
 from deltaseek.metrics import combined_metric, gepa_feedback_metric
+from deltaseek.optimize.command_options import OPTIMIZER_CHOICES
 
 DEMOS = 2
 """Demos per predictor for the optimizers whose budget counts something else."""
 LABELED_DEMOS = 0
 """Raw labeled examples a bootstrapping optimizer may add as demos: none (see above)."""
 MIPRO_MINIBATCH = 35
-KEEP_PROMPTS = "none"
-"""The --optimizer that keeps the prompts as they are (no DSPy optimizer runs)."""
 
 
 @dataclass(frozen=True)
@@ -87,13 +86,10 @@ def gepa(student, trainset, budget, threads, reflection_lm):
     return optimizer.compile(student, trainset=trainset)
 
 
-OPTIMIZERS = {o.name: o for o in (
-    Optimizer("labeled", "k (labeled demos per predictor)", 2, labeled),
-    Optimizer("bootstrap", "max_bootstrapped_demos", 2, bootstrap),
-    Optimizer("random-search", "num_candidate_programs", 4, random_search),
-    Optimizer("mipro", "num_trials = num_candidates", 6, mipro, requires=("optuna",)),
-    Optimizer("gepa", "max_metric_calls", 150, gepa),
-)}
+COMPILERS = {"labeled": labeled, "bootstrap": bootstrap, "random-search": random_search, "mipro": mipro,
+             "gepa": gepa}
+OPTIMIZERS = {c.name: Optimizer(c.name, c.knob, c.default_budget, COMPILERS[c.name], c.requires)
+              for c in OPTIMIZER_CHOICES}
 
 
 def compile_program(optimizer: str, student: dspy.Module, trainset: list[dspy.Example], budget: int,

@@ -51,7 +51,6 @@ METRICS = {
     "efficiency": efficiency,
     "combined": combined_metric,
 }
-SPLIT_CHOICES = ("dev", "test", "train", "all")
 RECORD_FIELDS = ("answer", "answerability", "caveats", "assumptions", "stop_reason", "answer_origin", "steps",
                  "tool_calls", "sources", "lm_calls", "tokens", "seconds", "lm_faults")
 LABEL_FIELDS = ("id", "question", "answer", "aliases", "answerability", "split", "corpus")

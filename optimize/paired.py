@@ -26,7 +26,6 @@ from dataclasses import dataclass
 from typing import Callable
 
 import numpy as np
-from scipy.stats import bootstrap
 
 from deltaseek.metrics.contract import abstains
 
@@ -74,6 +73,8 @@ def difference_interval(a: np.ndarray, b: np.ndarray, statistic: Callable, confi
     """The paired bootstrap interval of statistic(B) - statistic(A); none from fewer than 2 questions."""
     if len(a) < 2:
         return None, None
+    from scipy.stats import bootstrap  # deferred: scipy takes a second to import, and only a comparison needs it
+
     result = bootstrap((a, b), lambda x, y, axis: statistic(y, axis=axis) - statistic(x, axis=axis), paired=True,
                        vectorized=True, n_resamples=resamples, confidence_level=confidence, method="percentile",
                        rng=np.random.default_rng(seed))

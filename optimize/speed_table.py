@@ -29,6 +29,7 @@ import dspy
 
 from deltaseek.bundled import labeled_set
 from deltaseek.metrics.contract import abstains
+from deltaseek.optimize.command_options import BUNDLED_SETS
 from deltaseek.optimize.compare import share
 from deltaseek.optimize.evaluate import corpora_for, load_dataset, score, select
 from deltaseek.programs.agent import DeltaSeek, run_question
@@ -40,7 +41,6 @@ from deltaseek.programs.lm import adapter_for, embedded_engine, make_lm
 from deltaseek.programs.tools import LocalCorpusSearch, SearchTool, ToolResult
 from deltaseek.programs.tools.base import WrappedTool
 
-BUNDLED_SETS = ("seed_set", "musique", "squad2")
 SCORED_SPLIT = "test"
 """The part of each labeled set that is only scored, never read while writing rules."""
 TIME_PARTS = ("prompt", "generation", "sampling", "search", "reader", "program")

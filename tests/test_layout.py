@@ -18,7 +18,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 LAYERS = [
-    ("deltaseek.errors", "deltaseek.bundled", "deltaseek.files"),
+    ("deltaseek.errors", "deltaseek.bundled", "deltaseek.files", "deltaseek.terminal"),
     ("deltaseek.signatures",),
     ("deltaseek.metrics",),
     ("deltaseek.programs",),

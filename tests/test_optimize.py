@@ -247,6 +247,35 @@ def test_evaluate_writes_every_example_and_prints_the_means(capsys, scripted_cli
     assert "4 examples" in stdout
 
 
+def test_evaluate_and_optimize_run_from_python_as_from_the_command_line(capsys, dataset, tmp_path, offline_tracking,
+                                                                        monkeypatch):
+    from deltaseek import AgentOptions, TrackingOptions, evaluate_dataset, optimize_program
+
+    monkeypatch.chdir(tmp_path)
+    saved = {k: dspy.settings.get(k) for k in ("lm", "adapter")}
+    made = []
+
+    def setup_lm(agent, **kwargs):
+        made.append(agent)
+        lm = scripted_lm(oracle_engine())
+        dspy.configure(lm=lm, adapter=dspy.JSONAdapter())
+        return lm
+
+    tracking = TrackingOptions(offline_tracking, no_traces=True)
+    try:
+        report = evaluate_dataset(dataset, AgentOptions(no_cache=True), tracking, split="all",
+                                  out=tmp_path / "eval.jsonl", setup_lm=setup_lm)
+        optimized = optimize_program(dataset, "labeled", AgentOptions(no_cache=True), tracking,
+                                     out=tmp_path / "compiled.json", setup_lm=setup_lm)
+    finally:
+        dspy.configure(**saved)
+    assert [r["id"] for r in report.rows] == [r["id"] for r in ROWS] and report.means["exact_match"] == 1.0
+    assert made[0].corpus and made[0].corpus[0].endswith("seed_corpus.jsonl")  # the examples' bundled corpus
+    assert optimized.path.is_file() and set(optimized.baselines) == set(optimized.compiled) == {"dev"}
+    assert optimized.compiled["dev"].means["exact_match"] == 1.0
+    assert "compiled in" in capsys.readouterr().out
+
+
 def test_unreachable_tracking_server_warns_once_and_keeps_the_results(capsys, scripted_cli, dataset, tmp_path,
                                                                       offline_tracking):
     out = tmp_path / "eval.jsonl"
@@ -577,12 +606,12 @@ def test_other_bad_options_are_one_line(capsys, scripted_cli, dataset, argv, pro
 
 def test_a_failing_compile_keeps_the_baseline_results(capsys, scripted_cli, dataset, tmp_path, offline_tracking,
                                                       monkeypatch):
-    import deltaseek.cli as optimize_cli
+    import deltaseek.optimize.pipeline as optimize_pipeline
 
     def broken(*args, **kwargs):
         raise RuntimeError("optimizer blew up")
 
-    monkeypatch.setattr(optimize_cli, "compile_program", broken)
+    monkeypatch.setattr(optimize_pipeline, "compile_program", broken)
     code, stdout, err = run_cli(capsys, "optimize", "--dataset", dataset, "--optimizer", "labeled",
                                 "--out", tmp_path / "program.json", "--tracking-uri", offline_tracking)
     assert code == 1 and "RuntimeError: optimizer blew up" in err
