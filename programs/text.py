@@ -1,7 +1,9 @@
 """Words of questions, queries and passages, read the same way by the guardrails and the tools.
 
-One stopword list serves every check: bm25s's English stopwords (what the BM25 index drops),
-plus question words and the filler words people put in queries ("tell me", "current").
+One stopword list serves every check: bm25s's extended English list (`STOPWORDS_EN_PLUS`), plus
+question words and the filler words people put in queries ("tell me", "current"). The BM25 index
+(`programs/index.py`) drops only bm25s's short English list (`"en"`, 33 words, all in the longer
+one): "before" or "between" is a stopword to the checks and still a term the index ranks by.
 """
 
 from __future__ import annotations
