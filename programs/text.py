@@ -85,8 +85,9 @@ def named_entities(text: str) -> list[str]:
 
 
 REQUEST_VERBS = frozenset("""list name describe compare give tell find explain summarize summarise show identify
-define state provide outline discuss mention rank count enumerate calculate estimate""".split())
-"""Verbs that open a request rather than name a thing: "List Ada Lind's films.", "Describe Tern."."""
+define provide outline discuss mention enumerate calculate estimate""".split())
+"""Verbs that open a request rather than name a thing: "List Ada Lind's films.", "Describe Tern."
+(not "state" or "count", which open names too: "State Street", "Count Basie")."""
 
 
 def _without_final_period(name: str) -> str:
@@ -100,14 +101,13 @@ def sentence_names(sentence: str) -> list[str]:
     capitalized word goes on after it ("Ada Lind was born where?") or it is written again later
     ("Tern? Tern."), and it is no question word and no verb that opens a request ("List Ada
     Lind's films." names Ada Lind; "Describe Tern." names Tern)."""
-    words = sentence.split()
-    if not words:
+    tokens = sentence.split()
+    if not tokens:
         return []
     rest = [_without_final_period(n) for n in named_entities(without_opening_word(sentence))]
-    opening = [_without_final_period(n) for n in named_entities(words[0])]
-    evidence = words[1][:1].isupper() if len(words) > 1 else False
-    evidence = evidence or any(n in rest for n in opening)
-    request = words[0].strip(".,;:!?").lower() in REQUEST_VERBS
+    opening = [_without_final_period(n) for n in named_entities(tokens[0])]
+    evidence = len(tokens) > 1 and tokens[1][:1].isupper() or any(n in rest for n in opening)
+    request = tokens[0].strip(".,;:!?").lower() in REQUEST_VERBS
     return list(dict.fromkeys((opening if evidence and not request else []) + rest))
 
 
@@ -116,8 +116,8 @@ def capitalized_run(word: str = r"[A-Z][\w'’-]*", small: str = "", *, then: st
     """A pattern for a run of capitalized words, such as a name: `word` first, then `then` (default
     `word`) after white space, each of those maybe after the small words a name carries inside it
     (`small`, an alternation: "of|the" for "Bank of Tarbury"; one of them, or several in a row
-    with `several_small`: "Bank of the West"); `fewest` words (1 or 2) make a run. Every reader of names builds its
-    pattern here, with its own words and small words."""
+    with `several_small`: "Bank of the West"); `fewest` words (1 or 2) make a run. Every reader of
+    names builds its pattern here, with its own words and small words."""
     then = word if then is None else then
     joint = rf"(?:(?:{small})\s+){'*' if several_small else '?'}" if small else ""
     return rf"{word}(?:\s+{joint}{then}){'+' if fewest > 1 else '*'}"
