@@ -123,7 +123,8 @@ def capitalized_run(word: str = r"[A-Z][\w'’-]*", small: str = "", *, then: st
     return rf"{word}(?:\s+{joint}{then}){'+' if fewest > 1 else '*'}"
 
 
-_CAPITALIZED_RUN = re.compile(r"\b" + capitalized_run(r"(?!(?:The|A|An|In|On|At|By|Of)\b)[A-Z][a-z]+", "of|the|and|for|de"))
+_CAPITALIZED_RUN = re.compile(r"\b" + capitalized_run(r"(?!(?:The|A|An|In|On|At|By|Of)\b)[A-Z][a-z]+",
+                                                      "of|the|and|for|de"))
 
 
 def initials(run: str) -> str:

@@ -10,7 +10,8 @@ from __future__ import annotations
 import re
 from typing import Literal
 
-from deltaseek.programs.text import capitalized_run, meaningful_tokens, named_entities, stem, stopwords, without_opening_word
+from deltaseek.programs.text import (capitalized_run, meaningful_tokens, named_entities, stem, stopwords,
+                                     without_opening_word)
 
 AnswerType = Literal["person", "place", "date", "number", "address", "yes_no", "entity", "other"]
 ANSWER_TYPES: tuple[AnswerType, ...] = ("person", "place", "date", "number", "address", "yes_no", "entity", "other")
