@@ -2,20 +2,34 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path
+
+
+@contextlib.contextmanager
+def replaced_atomically(path: str | os.PathLike) -> Iterator[Path]:
+    """A temporary path beside `path` to write the file at; renamed over `path` once the block ends
+    without an error, removed if it raises (a writer that takes a path, such as `Module.save`)."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    handle, staging = tempfile.mkstemp(dir=path.parent, prefix=f".{path.stem}-", suffix=path.suffix)
+    os.close(handle)
+    try:
+        yield Path(staging)
+        os.replace(staging, path)
+    finally:
+        if os.path.exists(staging):
+            os.unlink(staging)
 
 
 def write_text_atomically(path: str | os.PathLike, text: str, mode: int | None = None) -> Path:
     """Write `text` to a temporary file beside `path`, then rename it over `path` (`mode`: the
     file's permissions, else mkstemp's private 0600)."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
-    with os.fdopen(fd, "w", encoding="utf-8") as out:
-        out.write(text)
-    if mode is not None:
-        os.chmod(tmp, mode)
-    os.replace(tmp, path)
-    return path
+    with replaced_atomically(path) as staging:
+        staging.write_text(text, encoding="utf-8")
+        if mode is not None:
+            os.chmod(staging, mode)
+    return Path(path)

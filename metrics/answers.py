@@ -6,9 +6,8 @@ abstention, so it scores 1 when the prediction abstains and 0 when it asserts an
 
 from __future__ import annotations
 
-from collections import Counter
-
-from dspy.evaluate.metrics import normalize_text
+from dspy.evaluate.metrics import em_score, normalize_text
+from dspy.evaluate.metrics import f1_score as dspy_f1_score
 
 from deltaseek.metrics.contract import abstains, never_raises, read_gold, read_outcome
 
@@ -19,18 +18,14 @@ def normalize_answer(text: str) -> str:
 
 
 def exact_match_score(prediction: str, reference: str) -> float:
-    return float(normalize_answer(prediction) == normalize_answer(reference))
+    return float(em_score(prediction, reference))
 
 
 def f1_score(prediction: str, reference: str) -> float:
-    """Token F1 between two strings after normalization; 0 when either is empty."""
-    predicted = normalize_answer(prediction).split()
-    expected = normalize_answer(reference).split()
-    same = sum((Counter(predicted) & Counter(expected)).values())
-    if not same:
-        return 0.0
-    precision, recall = same / len(predicted), same / len(expected)
-    return 2 * precision * recall / (precision + recall)
+    """Token F1 between two strings after normalization (DSPy's); 0 when either is empty."""
+    if not normalize_answer(prediction) or not normalize_answer(reference):
+        return 0.0  # DSPy's scores this 0 too, but prints a diagnostic line on stdout each time
+    return float(dspy_f1_score(prediction, reference))
 
 
 def best_match(example, pred, score) -> float:

@@ -16,16 +16,14 @@ HotpotQA dev split is never used here: it is kept for independent evaluation.
 
 from __future__ import annotations
 
-import argparse
 import hashlib
 import json
 from pathlib import Path
 
-from deltaseek.optimize.convert_musique import report_written, write_jsonl
+from deltaseek.optimize.convert_musique import (DEFAULT_DATASETS, PROJECT_ROOT, converter_arguments, report_written,
+                                               write_jsonl)
 
-PROJECT_ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_SOURCE = PROJECT_ROOT.parent / "shared" / "data" / "hotpotqa_train500"
-DEFAULT_DATASETS = PROJECT_ROOT / "datasets"
 SOURCE_FILE = "train500.jsonl"
 CORPUS_NAME = "hotpotqa"
 SPLIT_SEED = "deltaseek-hotpotqa-split-v1"
@@ -68,11 +66,7 @@ def convert(source: Path = DEFAULT_SOURCE, datasets_dir: Path = DEFAULT_DATASETS
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--source", type=Path, default=DEFAULT_SOURCE, help=f"folder holding {SOURCE_FILE}")
-    parser.add_argument("--datasets", type=Path, default=DEFAULT_DATASETS,
-                        help="the project's datasets/ folder to write into")
-    args = parser.parse_args(argv)
+    args = converter_arguments(__doc__, DEFAULT_SOURCE, SOURCE_FILE, argv)
     report_written(*convert(args.source, args.datasets))
 
 

@@ -66,13 +66,19 @@ def convert(source: Path = DEFAULT_SOURCE, datasets_dir: Path = DEFAULT_DATASETS
     return labeled_path, corpus_path
 
 
-def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--source", type=Path, default=DEFAULT_SOURCE,
-                        help="folder holding musique_train.json and musique_train_corpus.json")
+def converter_arguments(doc: str, default_source: Path, source_files: str, argv: list[str] | None
+                        ) -> argparse.Namespace:
+    """A converter's command line: `--source`, the folder holding `source_files`, and `--datasets`,
+    the folder to write into; its description is the first paragraph of its module's `doc`."""
+    parser = argparse.ArgumentParser(description=doc.split("\n\n")[0])
+    parser.add_argument("--source", type=Path, default=default_source, help=f"folder holding {source_files}")
     parser.add_argument("--datasets", type=Path, default=DEFAULT_DATASETS,
                         help="the project's datasets/ folder to write into")
-    args = parser.parse_args(argv)
+    return parser.parse_args(argv)
+
+
+def main(argv: list[str] | None = None) -> None:
+    args = converter_arguments(__doc__, DEFAULT_SOURCE, "musique_train.json and musique_train_corpus.json", argv)
     report_written(*convert(args.source, args.datasets))
 
 

@@ -17,17 +17,15 @@ evaluation.
 
 from __future__ import annotations
 
-import argparse
 import hashlib
 import json
 from pathlib import Path
 
-from deltaseek.optimize.convert_musique import report_written, write_jsonl
+from deltaseek.optimize.convert_musique import (DEFAULT_DATASETS, PROJECT_ROOT, converter_arguments, report_written,
+                                               write_jsonl)
 from deltaseek.optimize.labeled_data import assign_split
 
-PROJECT_ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_SOURCE = PROJECT_ROOT.parent / "shared" / "data" / "squad2_train10"
-DEFAULT_DATASETS = PROJECT_ROOT / "datasets"
 SOURCE_FILE = "train-v2.0-first10.json"
 CORPUS_NAME = "squad2"
 SAMPLE_SEED = "deltaseek-squad2-sample-v1"
@@ -105,11 +103,7 @@ def convert(source: Path = DEFAULT_SOURCE, datasets_dir: Path = DEFAULT_DATASETS
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--source", type=Path, default=DEFAULT_SOURCE, help=f"folder holding {SOURCE_FILE}")
-    parser.add_argument("--datasets", type=Path, default=DEFAULT_DATASETS,
-                        help="the project's datasets/ folder to write into")
-    args = parser.parse_args(argv)
+    args = converter_arguments(__doc__, DEFAULT_SOURCE, SOURCE_FILE, argv)
     labeled_path, articles_path, corpus_path = convert(args.source, args.datasets)
     report_written(labeled_path, corpus_path)
     report_written(articles_path, corpus_path)

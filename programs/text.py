@@ -1,7 +1,9 @@
 """Words of questions, queries and passages, read the same way by the guardrails and the tools.
 
-One stopword list serves every check: bm25s's English stopwords (what the BM25 index drops),
-plus question words and the filler words people put in queries ("tell me", "current").
+One stopword list serves every check: bm25s's extended English list (`STOPWORDS_EN_PLUS`), plus
+question words and the filler words people put in queries ("tell me", "current"). The BM25 index
+(`programs/index.py`) drops only bm25s's short English list (`"en"`, 33 words, all in the longer
+one): "before" or "between" is a stopword to the checks and still a term the index ranks by.
 """
 
 from __future__ import annotations
@@ -49,6 +51,26 @@ def normalize_query(query: str) -> str:
     return " ".join(words(fold_accents(query.lower())))
 
 
+def stem(word: str) -> str:
+    """A word cut to five letters, so "compiler" and "compiled" meet."""
+    return word.lower().strip(".,")[:5]
+
+
+def stems(text: str) -> set[str]:
+    """The meaningful words of a text as `stem`s."""
+    return {stem(w) for w in meaningful_tokens(text)}
+
+
+NUMBER_WORDS = {str(i): w for i, w in enumerate("zero one two three four five six seven eight nine ten".split())}
+"""Digits and the words that spell them, from zero to ten: "2" and "two" say the same."""
+DIGITS_OF_NUMBER_WORDS = {word: digit for digit, word in NUMBER_WORDS.items()}
+
+
+def without_opening_word(sentence: str) -> str:
+    """The sentence after its opening word, which grammar capitalizes ("Describe", "Were", "Qui")."""
+    return sentence.split(maxsplit=1)[1] if len(sentence.split()) > 1 else ""
+
+
 def meaningful_tokens(text: str) -> set[str]:
     """The words of `text` that carry meaning: no stopwords, no trailing dots."""
     skip = stopwords()
@@ -62,15 +84,60 @@ def named_entities(text: str) -> list[str]:
     return [w for w in names if w[:1].isupper() and w.lower() not in skip]
 
 
-_CAPITALIZED_WORD = r"(?!(?:The|A|An|In|On|At|By|Of)\b)[A-Z][a-z]+"
-_CAPITALIZED_RUN = re.compile(rf"\b{_CAPITALIZED_WORD}(?:\s+(?:(?:of|the|and|for|de)\s+)?{_CAPITALIZED_WORD})+")
+REQUEST_VERBS = frozenset("""list name describe compare give tell find explain summarize summarise show identify
+define provide outline discuss mention enumerate calculate estimate""".split())
+"""Verbs that open a request rather than name a thing: "List Ada Lind's films.", "Describe Tern."
+(not "state" or "count", which open names too: "State Street", "Count Basie")."""
+
+
+def _without_final_period(name: str) -> str:
+    """"Tern." that ends a sentence is "Tern"; an abbreviation keeps its dots ("U.S.")."""
+    return name[:-1] if name.endswith(".") and name.count(".") == 1 and len(name) > 2 else name
+
+
+def sentence_names(sentence: str) -> list[str]:
+    """The names a sentence holds (`named_entities`, without a sentence's final period). Its
+    opening word is capitalized by position, so it counts as a name only on its own evidence: a
+    capitalized word goes on after it ("Ada Lind was born where?") or it is written again later
+    ("Tern? Tern."), and it is no question word and no verb that opens a request ("List Ada
+    Lind's films." names Ada Lind; "Describe Tern." names Tern)."""
+    tokens = sentence.split()
+    if not tokens:
+        return []
+    rest = [_without_final_period(n) for n in named_entities(without_opening_word(sentence))]
+    opening = [_without_final_period(n) for n in named_entities(tokens[0])]
+    evidence = len(tokens) > 1 and tokens[1][:1].isupper() or any(n in rest for n in opening)
+    request = tokens[0].strip(".,;:!?").lower() in REQUEST_VERBS
+    return list(dict.fromkeys((opening if evidence and not request else []) + rest))
+
+
+def capitalized_run(word: str = r"[A-Z][\w'’-]*", small: str = "", *, then: str | None = None,
+                    fewest: int = 2, several_small: bool = False) -> str:
+    """A pattern for a run of capitalized words, such as a name: `word` first, then `then` (default
+    `word`) after white space, each of those maybe after the small words a name carries inside it
+    (`small`, an alternation: "of|the" for "Bank of Tarbury"; one of them, or several in a row
+    with `several_small`: "Bank of the West"); `fewest` words (1 or 2) make a run. Every reader of
+    names builds its pattern here, with its own words and small words."""
+    then = word if then is None else then
+    joint = rf"(?:(?:{small})\s+){'*' if several_small else '?'}" if small else ""
+    return rf"{word}(?:\s+{joint}{then}){'+' if fewest > 1 else '*'}"
+
+
+_CAPITALIZED_RUN = re.compile(r"\b" + capitalized_run(r"(?!(?:The|A|An|In|On|At|By|Of)\b)[A-Z][a-z]+",
+                                                      "of|the|and|for|de"))
+
+
+def initials(run: str) -> str:
+    """The capitals that open the words of a run, lowercased: "Canadian Broadcasting Corporation"
+    -> "cbc", "Bank of Tarbury" -> "bt" (the small words inside a name have no letter in it)."""
+    return "".join(w[0] for w in run.split() if w[0].isupper()).lower()
 
 
 def acronyms(text: str) -> set[str]:
-    """What the text's names of several capitalized words are shortened to, lowercased: a
+    """What the text's names of several capitalized words are shortened to (their `initials`): a
     question's "UN" is said by a passage that writes "the United Nations", "CBC" by "Canadian
-    Broadcasting Corporation" (the small words inside a name have no letter in it)."""
-    return {"".join(w[0] for w in run.split() if w[0].isupper()).lower() for run in _CAPITALIZED_RUN.findall(text)}
+    Broadcasting Corporation"."""
+    return {initials(run) for run in _CAPITALIZED_RUN.findall(text)}
 
 
 def key_terms(query: str) -> list[str]:

@@ -235,10 +235,14 @@ def test_empty_file_is_an_error(tmp_path, content):
         load_labeled(path, strict=False)
 
 
-def test_empty_csv_is_an_error(tmp_path):
-    path = tmp_path / "x.csv"
-    path.write_text("question,answer,answerability,corpus\n")
-    with pytest.raises(DatasetError, match="empty"):
+@pytest.mark.parametrize("name, content, error", [
+    ("x.csv", "question,answer,answerability,corpus\n", "empty"),  # a header and no row
+    ("x.parquet", "not parquet", "not a readable Parquet file"),
+])
+def test_a_file_with_no_readable_row_is_an_error(tmp_path, name, content, error):
+    path = tmp_path / name
+    path.write_text(content)
+    with pytest.raises(DatasetError, match=error):
         load_labeled(path)
 
 
@@ -275,13 +279,6 @@ def test_parquet_problem_names_the_row(tmp_path):
     path = tmp_path / "x.parquet"
     pq.write_table(pa.Table.from_pylist([ROWS[0], {**ROWS[1], "answerability": "maybe"}]), path)
     assert f"{path}:2: field 'answerability': 'maybe' is not one of direct, proxy_only, unlikely" in problem_lines(path)
-
-
-def test_file_that_is_not_parquet(tmp_path):
-    path = tmp_path / "x.parquet"
-    path.write_text("not parquet")
-    with pytest.raises(DatasetError, match="not a readable Parquet file"):
-        load_labeled(path)
 
 
 def test_hugging_face_problem_names_the_split_and_row(tmp_path):

@@ -18,19 +18,24 @@ import re
 import unicodedata
 
 from deltaseek.metrics.contract import says_no_answer
-from deltaseek.programs.agent.guardrails import (COPIED_WORDS, DSPY_PLACEHOLDERS, NUMBER_WORDS, REPEATED_RUN,
-                                                question_subjects, repeats_itself)
+from deltaseek.programs.agent.guardrails import (COPIED_WORDS, DSPY_PLACEHOLDERS, REPEATED_RUN, question_subjects,
+                                                repeats_itself)
 from deltaseek.programs.agent.reader import (expected_answer_types, fits_type, question_options, rarity, sentences,
                                             support)
 from deltaseek.programs.agent.scratchpad import Fact, Scratchpad
-from deltaseek.programs.text import QUESTION_WORDS, meaningful_tokens, named_entities, normalize_query, stopwords
+from deltaseek.programs.text import (DIGITS_OF_NUMBER_WORDS, QUESTION_WORDS, capitalized_run, initials,
+                                     meaningful_tokens, named_entities, normalize_query, stem, stopwords,
+                                     without_opening_word)
 from deltaseek.signatures import ANSWERABILITY
 
 DUMPED_WORDS = 30
 """An answer this long that stands word for word in a fact is the passage handed back, not an
 answer; a shorter stretch of a passage ("baking and brewing") is how answers are written."""
 _YES_NO = re.compile(r"^\s*(?:yes|no)\b", re.I)
-NUMBER_WORDS_TO_DIGITS = {word: digit for digit, word in NUMBER_WORDS.items()}
+_FULL_NAME = re.compile(capitalized_run(r"[A-Z][\w'’-]*", then=r"[A-Z][\w'’.-]*"))
+"""Capitalized words in a row, initials after the first: "Ada Lind", "Ada M. Lind"."""
+_ABBREVIATED_RUN = re.compile(capitalized_run(r"[A-Z][\w'’-]*", "of|and|for|the|de", several_small=True))
+"""A name an abbreviation stands for: "United States", "National Aeronautics and Space Administration"."""
 
 
 def is_abstention(answer: str) -> bool:
@@ -69,7 +74,7 @@ def _words(text: str) -> set[str]:
     """Meaningful words cut to five letters, numbers in words read as digits ("two" is "2"); a
     stopword that ends a sentence ("founded it.") is a stopword still."""
     skip = stopwords()
-    return {NUMBER_WORDS_TO_DIGITS.get(w, w)[:5] for w in meaningful_tokens(text) if w not in skip}
+    return {stem(DIGITS_OF_NUMBER_WORDS.get(w, w)) for w in meaningful_tokens(text) if w not in skip}
 
 
 def _read(pad: Scratchpad) -> set[str]:
@@ -105,14 +110,14 @@ def unsupported_reason(answer: str, pad: Scratchpad) -> str | None:
     options = question_options(pad.question)
     chosen = [o for o in options if normalize_query(o) in normalize_query(answer)]
     if _YES_NO.match(answer) or _YES_NO.match(said) or chosen:
-        about = chosen or options or named_entities(pad.question.split(maxsplit=1)[-1])
+        about = chosen or options or named_entities(without_opening_word(pad.question))
         unread = [thing for thing in about if _words(thing) and not _words(thing) & read]
         return f"no passage read speaks of {', '.join(unread)}" if unread else None
     asked = _words(pad.question) | _unreadable(said, pad) | _translated(said, pad)
     names = _words(" ".join(claimed_names(said))) | {w for w in _words(said) if re.search(r"\d", w)}
     facts_text = " ".join(f"{f.title} {f.text}" for f in pad.facts)
     # a full name whose last word the facts hold is read: the surname stands for it ("Lind" said, "Ada Lind" answered)
-    for run in re.findall(r"[A-Z][\w'’-]*(?:\s+[A-Z][\w'’.-]*)+", said):
+    for run in _FULL_NAME.findall(said):
         if _words(run.split()[-1]) <= read:
             read = read | _words(run)
     unread_names = sorted(n for n in names - read - asked if not abbreviates(n, facts_text))
@@ -158,8 +163,7 @@ def abbreviates(word: str, text: str) -> bool:
     letters = re.sub(r"[^a-z]", "", word.lower())
     if not 2 <= len(letters) <= 6:
         return False
-    runs = re.findall(r"[A-Z][\w'’-]*(?:\s+(?:(?:of|and|for|the|de)\s+)*[A-Z][\w'’-]*)+", text)
-    return any("".join(w[0] for w in run.split() if w[0].isupper()).lower() == letters for run in runs)
+    return any(initials(run) == letters for run in _ABBREVIATED_RUN.findall(text))
 
 
 def off_subject_reason(answer: str, pad: Scratchpad) -> str | None:
@@ -197,7 +201,7 @@ def kind_reason(answer: str, question: str) -> str | None:
     profile. A number in words is a number; the question's own words do not make the fit."""
     asked = {w.lower() for w in re.findall(r"\w+", question)}
     new_part = " ".join(w for w in re.findall(r"[\w'’.,-]+", answer) if w.lower().strip(".,") not in asked)
-    new_part = " ".join(NUMBER_WORDS_TO_DIGITS.get(w.lower(), w) for w in new_part.split())
+    new_part = " ".join(DIGITS_OF_NUMBER_WORDS.get(w.lower(), w) for w in new_part.split())
     kinds = [k for k in expected_answer_types(question) if k != "yes_no"]
     unfit = [k for k in kinds if not fits_type(new_part, k)]
     return f"the answer holds no {unfit[0]} of its own, the kind the question asks for" if unfit else None

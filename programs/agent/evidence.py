@@ -12,7 +12,6 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from deltaseek.programs.agent import guardrails as guard
-from deltaseek.programs.agent.guardrails import NUMBER_WORDS
 from deltaseek.programs.agent.learned_reader import ReaderModel, question_parts
 from deltaseek.programs.agent.learned_reader import extract_answer as learned_extract_answer
 from deltaseek.programs.agent.reader import (Extracted, bridge_phrase, candidate_spans, compare_options, compare_pair,
@@ -20,7 +19,7 @@ from deltaseek.programs.agent.reader import (Extracted, bridge_phrase, candidate
                                              metric_phrase, resolve_bridges, sentences,
                                              states_the_metric)
 from deltaseek.programs.agent.scratchpad import Fact, Scratchpad
-from deltaseek.programs.text import QUESTION_WORDS, meaningful_tokens, named_entities, stopwords
+from deltaseek.programs.text import NUMBER_WORDS, QUESTION_WORDS, meaningful_tokens, named_entities, stems, stopwords
 
 
 
@@ -181,11 +180,6 @@ def figure_asked(question: str) -> str:
     if len(words) > 2 and words[-2].lower() == "of" and words[-1].lower() in stopwords() | QUESTION_WORDS:
         words = words[:-2]  # "population of how [many]"
     return " ".join(words) + " figure"
-
-
-def stems(text: str) -> set[str]:
-    """Meaningful words cut to five letters, so "compiler" and "compiled" meet."""
-    return {w[:5] for w in meaningful_tokens(text)}
 
 
 def _normalized(text: str) -> str:

@@ -8,8 +8,8 @@ import re
 from deltaseek.programs.agent.reader import metric_terms
 from deltaseek.programs.agent.scratchpad import Scratchpad
 from deltaseek.programs.agent.settings import STRATEGIES
-from deltaseek.programs.text import (acronyms, meaningful_tokens, misspelt_in_a_name, name_runs, named_entities,
-                                     normalize_query)
+from deltaseek.programs.text import (NUMBER_WORDS, acronyms, meaningful_tokens, misspelt_in_a_name, name_runs,
+                                     normalize_query, sentence_names)
 from deltaseek.signatures import ANSWERABILITY
 
 
@@ -117,14 +117,10 @@ COPIED_WORDS = 8
 
 
 def question_subjects(question: str) -> list[str]:
-    """The names a question is about: its capitalized words, but not its opening word, which
-    grammar capitalizes ("Were", "List", "Describe", "Qui"), unless a name goes on after it
-    ("Ada Lind was born where?")."""
-    words = question.split()
-    opening = named_entities(words[0]) if words else []
-    rest = named_entities(" ".join(words[1:]))
-    starts_a_name = len(words) > 1 and words[1][:1].isupper()
-    return list(dict.fromkeys((opening if starts_a_name else []) + rest))
+    """The names a question is about (`sentence_names`): its capitalized words, but not its opening
+    word, which grammar capitalizes ("Were", "List", "Describe", "Qui"), unless it is a name on its
+    own evidence ("Ada Lind was born where?")."""
+    return sentence_names(question)
 
 
 def subjects_missing_from_facts(pad: Scratchpad) -> list[str]:
@@ -157,7 +153,6 @@ def unsearched_subjects(pad: Scratchpad) -> list[str]:
 
 # --- content guards: every LM output is checked before it is used ---------------------------
 
-NUMBER_WORDS = {str(i): w for i, w in enumerate("zero one two three four five six seven eight nine ten".split())}
 DSPY_PLACEHOLDERS = ("not supplied for this particular example",)
 """What DSPy writes into a demo field the demo lacks; a small model copies it into its replies."""
 REPEATED_RUN = re.compile(r"(.{1,4})\1{3,}")

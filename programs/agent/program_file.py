@@ -17,13 +17,13 @@ from __future__ import annotations
 
 import json
 import os
-import tempfile
 from pathlib import Path
 
 import dspy
 
 from deltaseek.bundled import shipped_program_path
 from deltaseek.errors import ProgramFileError
+from deltaseek.files import replaced_atomically
 from deltaseek.programs.agent.logged_model import is_model_uri, load_logged_module
 from deltaseek.programs.lm import is_embedded
 
@@ -160,13 +160,6 @@ def save_program(program: dspy.Module, path: str | os.PathLike) -> Path:
     path = Path(path)
     if path.suffix.lower() != ".json":
         raise ProgramFileError(f"{path}: a compiled program is saved as JSON state; use a .json path")
-    path.parent.mkdir(parents=True, exist_ok=True)
-    handle, staging = tempfile.mkstemp(dir=path.parent, prefix=f".{path.stem}-", suffix=".json")
-    os.close(handle)
-    try:
-        program.save(staging)
-        os.replace(staging, path)
-    finally:
-        if os.path.exists(staging):
-            os.unlink(staging)
+    with replaced_atomically(path) as staging:
+        program.save(staging)  # the JSON state DSPy writes, in full before it takes the path's name
     return path

@@ -2,7 +2,7 @@
 
 The program's default reader: its own weights when a compile trained them
 (`DeltaSeek(reader=load_reader(path))`, `--reader PATH`), else the shipped ones; the rule reader
-(`programs/agent/reader.py`, `--reader rules`) is kept to compare with.
+(`programs/agent/reader/`, `--reader rules`) is kept to compare with.
 
 - `questions`: the parts of a question and the type of answer each asks for;
 - `candidates`: every span that could answer (names, dates, figures, addresses, phrases);

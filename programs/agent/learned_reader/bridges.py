@@ -21,23 +21,23 @@ architect founder creator writer actor actress singer artist president governor 
 spouse wife husband father mother son daughter player leader owner developer""".split())
 """Head nouns of a bridge that names a person."""
 GROUP_HEADS = frozenset("team band company association organization party group school university label".split())
-_HEADS = "|".join(sorted(PLACE_HEADS | PERSON_HEADS | GROUP_HEADS, key=len, reverse=True))
-_NAMED_BY_ROLE = "|".join(sorted(PERSON_HEADS | GROUP_HEADS | {"birthplace", "place of birth"}, key=len, reverse=True))
-_ENTITY_RUN = r"[A-Z0-9][\w'’.-]*(?:,? (?:(?:of|the|and|for|with|de|la|van|von|a|an) )*[A-Z0-9][\w'’.-]*)*"
+HEADS = "|".join(sorted(PLACE_HEADS | PERSON_HEADS | GROUP_HEADS, key=len, reverse=True))
+NAMED_BY_ROLE = "|".join(sorted(PERSON_HEADS | GROUP_HEADS | {"birthplace", "place of birth"}, key=len, reverse=True))
+ENTITY_RUN = r"[A-Z0-9][\w'’.-]*(?:,? (?:(?:of|the|and|for|with|de|la|van|von|a|an) )*[A-Z0-9][\w'’.-]*)*"
 # A relative clause ends at the participle that closes it ("where the mill is located", "that she
 # was born in"), else at a comma or the question mark: what follows is the outer question again.
-_CLAUSE = (r"(?:[^,?]|, (?=[A-Z]))*?\b(?:is|was|are|were) (?:[a-z]+ )??(?:[a-z]+ed|born|found|from|held|made|known|part of|"
+CLAUSE = (r"(?:[^,?]|, (?=[A-Z]))*?\b(?:is|was|are|were) (?:[a-z]+ )??(?:[a-z]+ed|born|found|from|held|made|known|part of|"
            r"a [a-z]+)\b(?: (?:in|of|from|by))?(?= [a-z]|[,?]|$)|(?:[^,?]|, (?=[A-Z]))*")
-_BRIDGES = [
+BRIDGES = [
     # "the guild which printed the Almanac", "the valley where the mill stands"
     re.compile(rf"\bthe (?:[a-z]+ ){{0,2}}?(?P<head>[a-z]+),? (?:(?:in|at|from|of|to|on|by|under|with) )?"
-               rf"(?:which|that|who|whom|where|whose)\b(?P<clue>{_CLAUSE})"),
+               rf"(?:which|that|who|whom|where|whose)\b(?P<clue>{CLAUSE})"),
     # "the town Ida Brann is from": a relative clause without its pronoun
-    re.compile(rf"\bthe (?:[a-z]+ ){{0,2}}?(?P<head>{_HEADS}) (?P<clue>{_ENTITY_RUN} (?:{_CLAUSE}))"),
+    re.compile(rf"\bthe (?:[a-z]+ ){{0,2}}?(?P<head>{HEADS}) (?P<clue>{ENTITY_RUN} (?:{CLAUSE}))"),
     # "the architect of the Vey Bridge" (not "the village of Tarn": that is its name)
-    re.compile(rf"\bthe (?:[a-z]+ ){{0,2}}?(?P<head>{_NAMED_BY_ROLE}) of (?P<clue>{_ENTITY_RUN})"),
+    re.compile(rf"\bthe (?:[a-z]+ ){{0,2}}?(?P<head>{NAMED_BY_ROLE}) of (?P<clue>{ENTITY_RUN})"),
     # "Tern Harbour's designer", "the Quill Press's founder"
-    re.compile(rf"(?P<clue>{_ENTITY_RUN})['’]s (?:[a-z]+ ){{0,2}}?(?P<head>{_HEADS})\b"),
+    re.compile(rf"(?P<clue>{ENTITY_RUN})['’]s (?:[a-z]+ ){{0,2}}?(?P<head>{HEADS})\b"),
 ]
 NAMED_KINDS = frozenset({"name", "title", "quoted"})
 """A bridge stands for a named thing: only these candidates resolve it."""
@@ -59,25 +59,36 @@ class Bridge:
         return "place" if noun in PLACE_HEADS else "person" if noun in PERSON_HEADS else "entity"
 
 
-def bridge_phrase(question: str) -> Bridge | None:
+def bridge_phrase(question: str, patterns: list[re.Pattern] = BRIDGES, bridge: type[Bridge] = Bridge) -> Bridge | None:
     """The innermost bridge of the question (the last to start: bridges nest to the right), if
     the question asks something beyond it: "Who is the mayor of Tarn?" asks for the mayor itself,
-    "Where was the architect of the Vey Bridge born?" for something about the architect."""
+    "Where was the architect of the Vey Bridge born?" for something about the architect. A reader
+    with patterns of its own passes them and its `Bridge` type."""
     found = []
-    for pattern in _BRIDGES:
+    for pattern in patterns:
         for m in pattern.finditer(question):
-            found.append(Bridge(m.group("head"), m.group("clue").strip(), m.start(), m.end()))
+            found.append(bridge(m.group("head"), m.group("clue").strip(), m.start(), m.end()))
             # where a clause's end is not marked, it may end with the name it holds, and the rest
             # is the outer question again
-            named = re.search(_ENTITY_RUN, m.group("clue"))
+            named = re.search(ENTITY_RUN, m.group("clue"))
             if named and named.end() < len(m.group("clue").rstrip()):
                 end = m.start("clue") + named.end()
-                found.append(Bridge(m.group("head"), question[m.start("clue"):end].strip(), m.start(), end))
+                found.append(bridge(m.group("head"), question[m.start("clue"):end].strip(), m.start(), end))
     for bridge in sorted(found, key=lambda b: (-b.start, -b.end)):  # the longest reading of a clause first
         outside = question[:bridge.start] + " " + question[bridge.end:]
         if meaningful_tokens(bridge.clue) and meaningful_tokens(outside):
             return bridge
     return None
+
+
+def clue_passages(bridge: Bridge, facts: list) -> tuple[set[str], list, list]:
+    """The words of what the bridge's clue names, the passages titled with it, and the passages
+    that name it (a passage that does not is about something else). The titled passage says what
+    the bridge is: read first, so passages found by later hops do not change an entity resolved."""
+    named = meaningful_tokens(" ".join(named_entities(bridge.clue)))
+    about = [f for f in facts if (title := meaningful_tokens(title_name(f))) and title <= named]
+    naming = [f for f in facts if named <= meaningful_tokens(f.title + " " + f.text)]
+    return named, about, naming
 
 
 def resolve_bridge(question: str, facts: list, asked: str = "") -> tuple[str, Extracted] | None:
@@ -88,11 +99,7 @@ def resolve_bridge(question: str, facts: list, asked: str = "") -> tuple[str, Ex
     if bridge is None or not facts:
         return None
     clue = f"{bridge.head} {bridge.clue}"
-    named = meaningful_tokens(" ".join(named_entities(bridge.clue)))
-    # The passage titled with what the clue names says what the bridge is: read it first, so
-    # passages found by later hops do not change an entity already resolved.
-    about = [f for f in facts if (title := meaningful_tokens(title_name(f))) and title <= named]
-    naming = [f for f in facts if named <= meaningful_tokens(f.title + " " + f.text)]
+    named, about, naming = clue_passages(bridge, facts)
     for candidates in (about, naming):
         if candidates:
             found = extract_span(clue, bridge.kind, candidates, head=bridge.head, not_answers=f"{question} {asked}",
@@ -102,11 +109,12 @@ def resolve_bridge(question: str, facts: list, asked: str = "") -> tuple[str, Ex
     return None
 
 
-def resolve_bridges(question: str, facts: list, hops: int = 3) -> str:
-    """The question with as many bridges resolved, innermost first, as the facts allow."""
+def resolve_bridges(question: str, facts: list, hops: int = 3, resolve=resolve_bridge) -> str:
+    """The question with as many bridges resolved, innermost first, as the facts allow (by
+    `resolve`: a reader with its own `resolve_bridge` passes it)."""
     original = question
     for _ in range(hops):
-        resolved = resolve_bridge(question, facts, asked=original)
+        resolved = resolve(question, facts, asked=original)
         if resolved is None:
             break
         question = resolved[0]

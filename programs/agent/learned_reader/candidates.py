@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from deltaseek.programs.text import stopwords
+from deltaseek.programs.text import capitalized_run, stopwords
 
 _MONTHS = "January|February|March|April|May|June|July|August|September|October|November|December"
 MONTHS = frozenset(_MONTHS.split("|"))
@@ -27,7 +27,7 @@ NUMBER = re.compile(r"(?<![\w.])(?:US\$|\$|€|£)?\d[\d,]*(?:\.\d+)?(?:\s?(?:%|
 plural noun it counts ("six weeks"; not "three arrived": a verb follows)."""
 _STREET = r"(?:Avenue|Street|Road|Boulevard|Lane|Drive|Way|Place|Square|Plaza|Parkway|Court|Ave\.|St\.|Blvd\.|Rd\.)"
 ADDRESS = re.compile(rf"\b\d{{1,5}}(?:[-–]\d{{1,5}})? (?:[A-Z0-9][\w'.-]* ){{0,4}}{_STREET}")
-NAME = re.compile(r"\b[A-Z][\w'’.-]*(?:\s+(?:(?:van|von|de|der|da|del|di|le|bin|of|the|and|for)\s+)?[A-Z][\w'’.-]*)*")
+NAME = re.compile(r"\b" + capitalized_run(r"[A-Z][\w'’.-]*", "van|von|de|der|da|del|di|le|bin|of|the|and|for", fewest=1))
 """Capitalized words, with the small words names carry inside them ("Anna van Dijk", "Bank of Tarbury")."""
 QUOTED = re.compile(r"[\"“]([^\"“”]{1,60})[\"”]")
 NICKNAMED = re.compile(r"\b[A-Z][\w'’.-]*\s+[\"“][A-Z][^\"“”]{0,24}[\"”]\s+[A-Z][\w'’.-]*(?:\s+[A-Z][\w'’.-]*)*")

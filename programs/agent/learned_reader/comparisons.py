@@ -10,9 +10,9 @@ from __future__ import annotations
 import re
 
 from deltaseek.programs.agent.learned_reader.candidates import YEAR, candidate_spans, in_a_name, title_name
-from deltaseek.programs.agent.learned_reader.questions import sentences, without_opening_word
+from deltaseek.programs.agent.learned_reader.questions import sentences
 from deltaseek.programs.agent.learned_reader.read import Extracted
-from deltaseek.programs.text import meaningful_tokens
+from deltaseek.programs.text import meaningful_tokens, stems, without_opening_word
 
 _OPTION = r"(?:the |a |an )?[A-Z0-9][\w'’.&-]*(?:\s+(?:of |the |and |de |van |von )*[A-Z0-9][\w'’.&-]*)*"
 _OPTIONS = re.compile(rf"(?P<a>{_OPTION}),?\s+or\s+(?P<b>{_OPTION})")
@@ -110,13 +110,13 @@ def compare_pair(question: str, facts: list) -> Extracted | None:
         return Extracted("yes" if sides[0] == sides[1] else "no", sentences(fact.text)[0], fact.source, "yes_no",
                          1.0, 1.0)
     both = re.search(r"\bboth\s+(.+?)\??\s*$", tail, re.I)
-    if both and (wanted := {w[:5] for w in meaningful_tokens(both.group(1))}):
+    if both and (wanted := stems(both.group(1))):
         holds = []
         for name in names:
             about = facts_about(name, facts)
             if not about:
                 return None
-            holds.append(wanted <= {w[:5] for f in about for w in meaningful_tokens(f"{f.title} {f.text}")})
+            holds.append(wanted <= set().union(*(stems(f"{f.title} {f.text}") for f in about)))
         fact = facts_about(names[0], facts)[0]
         return Extracted("yes" if all(holds) else "no", sentences(fact.text)[0], fact.source, "yes_no", 1.0, 1.0)
     return None

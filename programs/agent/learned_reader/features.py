@@ -13,8 +13,8 @@ from dataclasses import dataclass, field
 
 from deltaseek.programs.agent.learned_reader.candidates import Candidate, KINDS, title_name
 from deltaseek.programs.agent.learned_reader.questions import (ANSWER_TYPES, NEGATION, PRESENT, asked_noun,
-                                                           question_names, stem)
-from deltaseek.programs.text import acronyms, fold_accents, meaningful_tokens, stopwords
+                                                           question_names)
+from deltaseek.programs.text import acronyms, fold_accents, meaningful_tokens, stem, stopwords
 
 NAME_WEIGHT = 2.0
 """A name or a number of the question counts this many ordinary words: it is what makes the

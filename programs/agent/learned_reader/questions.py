@@ -10,7 +10,8 @@ from __future__ import annotations
 import re
 from typing import Literal
 
-from deltaseek.programs.text import meaningful_tokens, named_entities, stopwords
+from deltaseek.programs.text import (capitalized_run, meaningful_tokens, named_entities, stem, stopwords,
+                                     without_opening_word)
 
 AnswerType = Literal["person", "place", "date", "number", "address", "yes_no", "entity", "other"]
 ANSWER_TYPES: tuple[AnswerType, ...] = ("person", "place", "date", "number", "address", "yes_no", "entity", "other")
@@ -43,7 +44,7 @@ not the question's own."""
 _PARTS = re.compile(r",?\s+and\s+(?=(?:who|whom|whose|where|when|what|which|how|in what)\b)", re.I)
 _TRAILING_ASK = re.compile(r"(?i:\b(?:(?:to|of|for|by|at|in|on|from|with|per)\s+)?(?:what|which|who|whom|whose|when|where|"
                            r"how (?:many|much|long|old))\b(?:\s+[\w'’-]+){0,2})"
-                           r"(?:\s+(?:in|of|on|at|from)\s+(?:the\s+)?[A-Z][\w'’-]*(?:\s+[A-Z][\w'’-]*)*)?\s*\?*\s*$")
+                           rf"(?:\s+(?:in|of|on|at|from)\s+(?:the\s+)?{capitalized_run(fewest=1)})?\s*\?*\s*$")
 """A question word at the end asks as one at the start does: "She gave the prize to which school?",
 "Filming began when?", "The song was written by whom?"."""
 _LEADING_PHRASE = re.compile(r"^[^,?]{3,60},\s+(?=(?:who|whom|whose|what|which|when|where|how|why)\b)", re.I)
@@ -100,16 +101,6 @@ def expected_answer_types(question: str) -> list[AnswerType]:
 
 def sentences(text: str) -> list[str]:
     return [s.strip() for s in _SENTENCE_END.split(text) if s.strip()]
-
-
-def without_opening_word(question: str) -> str:
-    """The question after its opening word, which grammar capitalizes ("Describe", "Were", "Qui")."""
-    return question.split(maxsplit=1)[1] if len(question.split()) > 1 else ""
-
-
-def stem(word: str) -> str:
-    """A word cut to five letters, so "compiler" and "compiled" meet."""
-    return word.lower().strip(".,")[:5]
 
 
 def question_names(question: str) -> set[str]:

@@ -17,8 +17,8 @@ from deltaseek.programs.agent.learned_reader.features import (COMMON_HEADS, PAST
                                                           lowercase_words, question_view, rarity, sentence_view,
                                                           stems_of, support)
 from deltaseek.programs.agent.learned_reader.model import BEST_FEATURES, ReaderModel, shipped_reader
-from deltaseek.programs.agent.learned_reader.questions import AnswerType, sentences, stem
-from deltaseek.programs.text import fold_accents, meaningful_tokens, named_entities, stopwords
+from deltaseek.programs.agent.learned_reader.questions import AnswerType, sentences
+from deltaseek.programs.text import fold_accents, meaningful_tokens, named_entities, stem, stopwords
 
 TOP_SENTENCES = 8
 """Candidates come from this many of the best-ranked sentences: the answer's sentence is among
@@ -58,18 +58,20 @@ class Scored:
     score: float = 0.0
 
 
-def rank_sentences(question_terms: set[str], facts: list, subject_terms: frozenset[str] = frozenset()
-                   ) -> list[tuple[float, str, object]]:
+def rank_sentences(question_terms: set[str], facts: list, subject_terms: frozenset[str] = frozenset(),
+                   fold: bool = True) -> list[tuple[float, str, object]]:
     """(score, sentence, fact) for every sentence of the facts, best first: BM25 over the sentences
     themselves (bm25s), plus a share of the whole passage's overlap with the question, which carries
-    the context a single sentence leaves to pronouns, and more for a passage naming the subject."""
+    the context a single sentence leaves to pronouns, and more for a passage naming the subject.
+    The sentences' words are read without their accents, as the question's are, unless not `fold`."""
     import bm25s
 
     rows = [(s, fact) for fact in facts for s in sentences(fact.text)]
     if not rows or not question_terms:
         return []
     retriever = bm25s.BM25()
-    retriever.index([re.findall(r"\w+", fold_accents(s.lower())) for s, _ in rows], show_progress=False)
+    retriever.index([re.findall(r"\w+", fold_accents(s.lower()) if fold else s.lower()) for s, _ in rows],
+                    show_progress=False)
     terms = [t for t in question_terms if t in retriever.vocab_dict]
     if not terms:
         return []
@@ -86,11 +88,11 @@ def rank_sentences(question_terms: set[str], facts: list, subject_terms: frozens
     return sorted(ranked, key=lambda r: -r[0])
 
 
-def facts_by_relevance(question: str, facts: list) -> list:
+def facts_by_relevance(question: str, facts: list, fold: bool = True) -> list:
     """The facts ordered by their best sentence's rank against the question (those with no
-    sentence that shares a word with it last, in the order found)."""
+    sentence that shares a word with it last, in the order found; `fold` as `rank_sentences`)."""
     subject = frozenset(meaningful_tokens(" ".join(named_entities(question))))
-    ranked = list(dict.fromkeys(id(f) for _, _, f in rank_sentences(meaningful_tokens(question), facts, subject)))
+    ranked = list(dict.fromkeys(id(f) for _, _, f in rank_sentences(meaningful_tokens(question), facts, subject, fold)))
     order = {fact_id: i for i, fact_id in enumerate(ranked)}
     return sorted(facts, key=lambda f: order.get(id(f), len(order)))
 
