@@ -40,17 +40,6 @@ index shard
     charset_table = 0..9, A..Z->a..z, _, a..z, U+C0..U+D6->U+E0..U+F6, U+D8..U+DE->U+F8..U+FE, U+DF..U+F6, U+F8..U+FF
     stopwords = {stopwords}
 }}
-
-searchd
-{{
-    listen = 127.0.0.1:{api_port}
-    listen = 127.0.0.1:{sql_port}:mysql41
-    log = {folder}/searchd.log
-    query_log = {folder}/query.log
-    pid_file = {folder}/searchd.pid
-    binlog_path =
-    workers = threads
-}}
 """
 
 FRONT_CONFIG = """\
@@ -61,10 +50,12 @@ index front
     agent_query_timeout = 5000
     type = distributed
 }}
+"""
 
+SEARCHD_CONFIG = """
 searchd
 {{
-    listen = 127.0.0.1:{sql_port}:mysql41
+{listen}
     log = {folder}/searchd.log
     query_log = {folder}/query.log
     pid_file = {folder}/searchd.pid
@@ -72,6 +63,7 @@ searchd
     workers = threads
 }}
 """
+"""The daemon's own block: a shard listens on both protocols, the front on SphinxQL alone."""
 
 
 def free_port() -> int:
@@ -134,13 +126,16 @@ class SphinxCluster:
         agents = []
         for n in range(shards):
             api_port, sql_port = free_port(), free_port()
-            config = SHARD_CONFIG.format(folder=folder / f"shard{n}", stopwords=stopwords,
-                                         api_port=api_port, sql_port=sql_port)
+            shard_folder = folder / f"shard{n}"
+            listen = f"    listen = 127.0.0.1:{api_port}\n    listen = 127.0.0.1:{sql_port}:mysql41"
+            config = (SHARD_CONFIG.format(folder=shard_folder, stopwords=stopwords)
+                      + SEARCHD_CONFIG.format(listen=listen, folder=shard_folder))
             self.shard_daemons.append(Daemon(folder / f"shard{n}", config, sql_port, api_port))
             agents.append(f"    agent = 127.0.0.1:{api_port}:shard")
         front_port = free_port()
-        self.front_daemon = Daemon(folder / "front", FRONT_CONFIG.format(
-            agents="\n".join(agents), sql_port=front_port, folder=folder / "front"), front_port)
+        config = (FRONT_CONFIG.format(agents="\n".join(agents))
+                  + SEARCHD_CONFIG.format(listen=f"    listen = 127.0.0.1:{front_port}:mysql41", folder=folder / "front"))
+        self.front_daemon = Daemon(folder / "front", config, front_port)
 
     @property
     def shards(self) -> list[SphinxTarget]:

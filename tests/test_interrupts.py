@@ -52,6 +52,13 @@ def wait_for_rows(path: Path, count: int, process: subprocess.Popen, timeout: fl
         time.sleep(0.2)
 
 
+def evaluate_until_first_row(tmp_path: Path, server: FakeOpenAIServer) -> subprocess.Popen:
+    """An evaluate process that has appended its first row to r.jsonl, still running."""
+    process = start_evaluate(tmp_path, server)
+    wait_for_rows(tmp_path / "r.jsonl", 1, process)
+    return process
+
+
 def the_run(tmp_path: Path):
     import mlflow
 
@@ -64,8 +71,7 @@ def the_run(tmp_path: Path):
 def test_a_signal_stops_scheduling_keeps_every_finished_row_and_kills_the_run(tmp_path, signum, code):
     out = tmp_path / "r.jsonl"
     with FakeOpenAIServer(STUCK_REPLY, delay=0.4) as server:
-        process = start_evaluate(tmp_path, server)
-        wait_for_rows(out, 1, process)
+        process = evaluate_until_first_row(tmp_path, server)
         signalled = time.monotonic()
         process.send_signal(signum)
         _, err = process.communicate(timeout=120)
@@ -95,8 +101,7 @@ def test_a_signal_stops_scheduling_keeps_every_finished_row_and_kills_the_run(tm
 def test_resume_after_a_signal_runs_only_the_missing_examples(tmp_path):
     out = tmp_path / "r.jsonl"
     with FakeOpenAIServer(STUCK_REPLY, delay=0.2) as server:
-        process = start_evaluate(tmp_path, server)
-        wait_for_rows(out, 1, process)
+        process = evaluate_until_first_row(tmp_path, server)
         process.send_signal(signal.SIGINT)
         process.communicate(timeout=120)
         kept = {r["id"] for r in rows_of(out)}
@@ -119,8 +124,7 @@ def test_resume_after_a_signal_runs_only_the_missing_examples(tmp_path):
 def test_a_second_signal_stops_waiting_for_the_running_examples(tmp_path):
     out = tmp_path / "r.jsonl"
     with FakeOpenAIServer(STUCK_REPLY, delay=1.5) as server:
-        process = start_evaluate(tmp_path, server)
-        wait_for_rows(out, 1, process)
+        process = evaluate_until_first_row(tmp_path, server)
         process.send_signal(signal.SIGINT)
         time.sleep(0.5)
         assert process.poll() is None  # waiting for the running examples
