@@ -3,6 +3,10 @@
 Each step asks the LM only for what is new (StepDelta) and one next move; the loop, not the
 prompt, blocks duplicate calls, enforces the budgets, refines weak searches, stops exhausted
 ones and always ends with a synthesized answer whose caveats say what is missing.
+
+The loop is here; what differs between a small model and a capable one is `profile.py`'s, the
+checks on a proposed move and the program's own moves `moves.py`'s, the answer `final.py`'s, and
+what a compiled program saves `saved_state.py`'s.
 """
 
 from __future__ import annotations
@@ -35,6 +39,7 @@ from deltaseek.signatures import guidance as text
 FACT_CHARS = 3000
 """How much of a passage is kept as a fact: the reader reads it whole (an encyclopedia paragraph
 fits; 1200 cut the tail off one bundled passage in ten, and the answer with it); prompts show less."""
+
 
 class DeltaSeek(SavedState, MoveChecks, Finishing, dspy.Module):
     """The guarded search agent: `DeltaSeek(tools)(question=...)` returns a Prediction with the
@@ -88,7 +93,7 @@ class DeltaSeek(SavedState, MoveChecks, Finishing, dspy.Module):
         """Choose the profile; classify the task (cached per question): the kind sets budgets, plan
         and strategy order."""
         pad.profile, pad.profile_because, pad.profile_follows_replies = choose_profile(self.settings, dspy.settings.lm)
-        kind = self.task_kind(pad.question)
+        kind = self.task_kind(pad)
         soft, hard, order = TASK_PROFILES[kind]
         if not self.settings.budgets_from_task_kind:
             soft, hard = self.settings.soft_budget, self.settings.hard_budget
@@ -137,14 +142,15 @@ class DeltaSeek(SavedState, MoveChecks, Finishing, dspy.Module):
                 said.append(None)
         return True if True in said else None if None in said else False
 
-    def task_kind(self, question: str) -> str:
+    def task_kind(self, pad: Scratchpad) -> str:
         """The question's own words decide; where no rule matches them, a lookup, or the LM's
         class when `classify_with_lm` asks for one (a call beyond the steps + 1 budget)."""
+        question = pad.question
         if question not in self._task_kinds:
             kind = heuristic = heuristic_task_kind(question)
             if kind == "lookup" and self.settings.classify_with_lm:
                 try:
-                    kind = self.classify(question=question).kind
+                    kind = self.call_lm(pad, self.classify, question=question).kind
                 except Exception as exc:  # any LM failure but an unusable LM falls back to the heuristic
                     raise_if_fatal(exc)
                     kind = None
