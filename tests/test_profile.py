@@ -169,3 +169,23 @@ def test_the_settings_override_one_field_each():
     assert profile_for("small", AgentSettings(search_caps_from_task_kind=False)).search_caps_from_task_kind is False
     assert choose_profile(AgentSettings(), None) == ("capable", "capable until a reply fails a check", True)
     assert choose_profile(AgentSettings(profile="small"), None).follows_replies is False
+
+
+def test_the_judge_is_asked_only_on_a_call_a_step_did_not_make(use_lm):
+    """Where the evidence cannot decide (the question names no answer type) and searches stop adding
+    facts, the judge is asked, but only when the program made a step's move: within steps + 1 calls."""
+    engine = ScriptedEngine(**HELPERS, step=lambda _: step("query"), synthesize=lambda _: synth("query"))
+    program = DeltaSeek(tools=[LocalCorpusSearch(CorpusIndex.build(OLLAMA))],
+                        settings=AgentSettings(profile="small", search_caps_from_task_kind=False))
+    with use_lm(scripted_lm(engine)):
+        pred = program(question="Tell me about Ollama.")
+    assert engine.calls["step"] == 1 and engine.calls["judge"] == 1  # after the program's moves added nothing
+    assert pred.stop_reason == "answerability" and sum(engine.calls.values()) <= pred.steps + 1
+
+    capable = ScriptedEngine(**HELPERS, synthesize=lambda _: synth("Ollama runs language models on a laptop."),
+                             step=lambda _: step(next(queries), answerability="unknown"))
+    queries = iter(["Ollama laptop desktop server", "Ollama library pull tag", "copy delete models", "runs language keeps"])
+    with use_lm(scripted_lm(capable)):
+        pred = DeltaSeek(tools=[LocalCorpusSearch(CorpusIndex.build(OLLAMA))],
+                         settings=AgentSettings(profile="capable"))(question="Tell me about Ollama.")
+    assert capable.calls["judge"] == 0 and pred.stop_reason == "exhausted"  # every step asked the model
