@@ -92,7 +92,7 @@ class DeltaSeek(SavedState, MoveChecks, Finishing, dspy.Module):
     def begin(self, pad: Scratchpad) -> None:
         """Choose the profile; classify the task (cached per question): the kind sets budgets, plan
         and strategy order."""
-        pad.profile, pad.profile_because, pad.profile_follows_replies = choose_profile(self.settings, dspy.settings.lm)
+        pad.profile, pad.profile_because, pad.profile_follows_replies = choose_profile(self.settings, self.lm())
         kind = self.task_kind(pad)
         soft, hard, order = TASK_PROFILES[kind]
         if not self.settings.budgets_from_task_kind:
@@ -216,7 +216,7 @@ class DeltaSeek(SavedState, MoveChecks, Finishing, dspy.Module):
 
     def count_model_move(self, pad: Scratchpad, replaced: bool) -> None:
         """Count the model's moves the checks replaced in a row; at the limit the program leads
-        (issue 23: on unseen questions four in five of the embedded model's later moves were
+        (on unseen questions four in five of the embedded model's later moves were
         replaced, each after a step call whose seconds were spent for nothing)."""
         pad.replaced_moves_in_a_row = pad.replaced_moves_in_a_row + 1 if replaced else 0
         limit = self.profile(pad).replaced_moves_before_program_leads
@@ -246,8 +246,12 @@ class DeltaSeek(SavedState, MoveChecks, Finishing, dspy.Module):
     def profile(self, pad: Scratchpad | None = None) -> Profile:
         """The run's profile with the settings' overrides (see `profile.py`); with no run, the one
         a run would start with."""
-        name = pad.profile if pad is not None else choose_profile(self.settings, dspy.settings.lm).name
+        name = pad.profile if pad is not None else choose_profile(self.settings, self.lm()).name
         return profile_for(name, self.settings)
+
+    def lm(self) -> dspy.BaseLM | None:
+        """The LM the step is asked with: its own (`set_lm`), else DSPy's configured one."""
+        return self.step_delta.lm or dspy.settings.lm
 
     def saw_junk(self, pad: Scratchpad, why: str) -> None:
         """A reply failed a check: where nobody chose the profile, the run goes on as the small
@@ -257,7 +261,8 @@ class DeltaSeek(SavedState, MoveChecks, Finishing, dspy.Module):
             return
         pad.profile, pad.profile_follows_replies = SMALL.name, False
         pad.profile_because = f"switched at step {pad.step}: {why}"
-        record_profile(dspy.settings.lm, SMALL.name, seen=True, because=why)
+        if (lm := self.lm()) is not None:
+            record_profile(lm, SMALL.name, seen=True, because=why)
         pad.max_searches = self.search_cap(pad)
 
     def search_cap(self, pad: Scratchpad) -> int | None:

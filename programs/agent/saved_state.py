@@ -45,7 +45,7 @@ class SavedState:
 
     def load_state(self, state, **kwargs):
         """DSPy's own load, then the saved settings: under "settings", or the reader's threshold alone
-        under "calibration" in a file saved before issue 22."""
+        under "calibration" in a file saved before the settings were."""
         state = dict(state)
         saved = [state.pop(key, None) or {} for key in (LEGACY_SETTINGS_KEY, SETTINGS_KEY)]
         if (reader := state.pop(READER_KEY, None)) is not None:
