@@ -16,6 +16,7 @@ from deltaseek.programs.agent.settings import AgentSettings
 from deltaseek.programs.lm import is_embedded
 from deltaseek.programs.lm.profile import ProfileName, recorded_profile
 
+
 class Profile(BaseModel):
     """How much the program leans on the model, field by field."""
 
@@ -99,5 +100,5 @@ def choose_profile(settings: AgentSettings, lm) -> ProfileChoice:
             return ProfileChoice(recorded.name, f"the model's replies failed a check before: {recorded.because}", False)
         return ProfileChoice(recorded.name, "set when the LM was configured", False)
     if lm is not None and is_embedded(lm):
-        return ProfileChoice("small", "the embedded model", False)
-    return ProfileChoice("capable", "capable until a reply fails a check", True)
+        return ProfileChoice(SMALL.name, "the embedded model", False)
+    return ProfileChoice(CAPABLE.name, "capable until a reply fails a check", True)
