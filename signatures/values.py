@@ -22,7 +22,8 @@ TASK_KINDS: tuple[str, ...] = get_args(TaskKind)
 StopReason = Literal["answered", "answerability", "exhausted", "no_new_query", "max_searches", "hard_budget",
                      "lm_error"]
 STOP_REASONS: tuple[str, ...] = get_args(StopReason)
-"""Why the search ended: answered (the step chose to synthesize), answerability (the exact
+"""Why the search ended: answered (the prediction's `answered_by` says who: the model chose to
+synthesize, the evidence held a typed answer, or the program had no query left), answerability (the exact
 question looked unanswerable), exhausted (searches in a row found nothing new), no_new_query
 (no materially different query was left), max_searches, hard_budget, lm_error (the model's
 replies could not be used)."""

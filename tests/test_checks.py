@@ -8,6 +8,7 @@ from deltaseek import DeltaSeek
 from deltaseek.programs.agent.checks import answer_failure, is_abstention, unsupported_reason
 from deltaseek.programs.agent.reader import compare_options, compare_pair, question_options, support
 from deltaseek.programs.agent.scratchpad import Fact, Scratchpad
+from deltaseek.programs.agent.profile import CAPABLE, SMALL
 from deltaseek.programs.agent.settings import AgentSettings
 from deltaseek.programs.index import CorpusIndex, Passage
 from deltaseek.programs.tools import LocalCorpusSearch
@@ -159,14 +160,16 @@ def test_a_name_the_passage_holds_outside_the_sentence_counts_for_a_part():
 
 def test_the_profile_is_one_setting_with_a_default_per_model(corpus, use_lm):
     """Capable for any model but the embedded one (which is small, tests/test_end_to_end.py), unless
-    set; the settings that follow from it can each be set on their own."""
+    set; the settings that override one of its fields each replace that field alone."""
     program = DeltaSeek(tools=[corpus])
     with use_lm(scripted_lm(ScriptedEngine())):
-        assert program.profile() == "capable" and not program.compact() and program.lm_helps(None)
+        assert program.profile() == CAPABLE
         program.settings = AgentSettings(profile="small")
-        assert program.profile() == "small" and program.compact() and not program.lm_helps(None)
-        program.settings = AgentSettings(profile="small", compact_prompts=False)
-        assert not program.compact()
+        assert program.profile() == SMALL
+        program.settings = AgentSettings(profile="small", compact_prompts=False, prompt_facts=3)
+        profile = program.profile()
+        assert not profile.brief_prompts and not profile.evidence_decides and profile.step_facts == 3
+        assert profile.strict_answer_checks and profile.replaced_moves_before_program_leads == 1  # still small's
 
 
 def test_a_full_name_is_read_where_the_facts_hold_its_surname():

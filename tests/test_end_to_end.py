@@ -89,4 +89,4 @@ def test_the_embedded_model_gets_the_small_profile_by_default(bundled_index):
     from deltaseek.programs.tools import LocalCorpusSearch
 
     with dspy.context(lm=make_lm()):
-        assert DeltaSeek(tools=[LocalCorpusSearch(bundled_index)]).profile() == "small"
+        assert DeltaSeek(tools=[LocalCorpusSearch(bundled_index)]).profile().name == "small"

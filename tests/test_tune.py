@@ -139,7 +139,7 @@ def test_prompt_facts_sets_how_many_facts_a_prompt_shows(tools, compact, setting
     program = DeltaSeek(tools=tools, settings=AgentSettings(compact_prompts=compact, prompt_facts=setting))
     pad = Scratchpad(question="Who built the iron bridge over the Vey?")
     pad.facts = [Fact(source=f"p{n}", title=f"Passage {n}", text=f"Text {n} of the Vey.", step=1) for n in range(9)]
-    assert len(program.prompt_facts(pad, 6)) == shown
+    assert len(program.prompt_facts(pad)) == shown
     assert program.render(pad).count("\n- [p") == shown
 
 

@@ -14,6 +14,8 @@ from typing import Literal
 
 from pydantic import BaseModel
 
+from deltaseek.programs.lm import is_fatal_lm_error
+
 LMCall = Literal["step", "synthesis", "judge", "diversify"]
 FaultKind = Literal["rate_limited", "failed", "unreadable"]
 
@@ -122,3 +124,10 @@ def describe_faults(faults: list[dict]) -> str:
         calls = ", ".join(dict.fromkeys(f.call for f in loaded if f.label() == label))
         parts.append(f"{label} on {count} call{'s' if count > 1 else ''} ({calls})")
     return "; ".join(parts)
+
+
+def raise_if_fatal(exc: Exception) -> None:
+    """An LM that cannot be used at all (no LM configured, no key, unknown model, unreachable
+    server) ends the run with its own error: answering from searches alone would look like success."""
+    if is_fatal_lm_error(exc):
+        raise exc

@@ -64,7 +64,8 @@ def record_signature():
     outputs = [ColSpec(text, "question"), ColSpec(text, "answer"), ColSpec(text, "answer_origin"),
                ColSpec(text, "proposed_answer", required=False), ColSpec(text, "replaced_because", required=False),
                ColSpec(text, "answerability"), ColSpec(Array(text), "caveats"), ColSpec(Array(text), "assumptions"),
-               ColSpec(text, "stop_reason"), ColSpec(Array(source), "sources"), ColSpec(DataType.long, "steps"),
+               ColSpec(text, "stop_reason"), ColSpec(text, "answered_by", required=False), ColSpec(text, "profile"),
+               ColSpec(Array(source), "sources"), ColSpec(DataType.long, "steps"),
                ColSpec(AnyType(), "tool_calls"), ColSpec(AnyType(), "lm_faults", required=False),
                ColSpec(DataType.long, "lm_calls"), ColSpec(DataType.long, "tokens"),
                ColSpec(DataType.double, "seconds"), ColSpec(AnyType(), "trajectory")]

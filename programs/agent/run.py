@@ -28,7 +28,8 @@ def run_question(program: dspy.Module, question: str) -> dict:
     sources = [{"id": s, "title": facts[s].title, "url": facts[s].url} for s in pred.sources if s in facts]
     return {
         "question": question, "answer": pred.answer, "answerability": pred.answerability,
-        "caveats": pred.caveats, "assumptions": pred.assumptions, "stop_reason": pred.stop_reason, "answer_origin": pred.answer_origin,
+        "caveats": pred.caveats, "assumptions": pred.assumptions, "stop_reason": pred.stop_reason,
+        "answered_by": pred.answered_by, "profile": pred.profile, "answer_origin": pred.answer_origin,
         "proposed_answer": pred.proposed_answer, "replaced_because": pred.replaced_because,
         "steps": pred.steps, "tool_calls": pred.tool_calls, "sources": sources,
         "lm_calls": lm_calls, "tokens": tokens, "seconds": round(seconds, 2),

@@ -9,6 +9,7 @@ from pydantic import BaseModel, Field
 
 from deltaseek.files import write_text_atomically
 from deltaseek.programs.agent.lm_faults import LMFault
+from deltaseek.programs.lm.profile import ProfileName
 from deltaseek.programs.tools.base import ToolStatus
 from deltaseek.signatures import AnswerabilityStatus
 
@@ -58,13 +59,22 @@ class StepRecord(BaseModel):
 class Scratchpad(BaseModel):
     question: str
     task_kind: str = "lookup"
-    interpretation: str = ""
+    profile: ProfileName = "capable"
+    """The profile the run goes on with (see `programs/agent/profile.py`)."""
+    profile_because: str = ""
+    """Who chose it, or what reply switched the run to the small profile."""
+    profile_follows_replies: bool = False
+    """Nobody chose the profile: a reply that fails a check switches the run to the small one."""
     assumptions: list[str] = Field(default_factory=list)
     plan: list[str] = Field(default_factory=list)
     tool_calls: list[ToolCall] = Field(default_factory=list)
     facts: list[Fact] = Field(default_factory=list)
     uncertainties: list[str] = Field(default_factory=list)
-    candidate_answer: str | None = None
+    answer: str | None = None
+    """The final answer, set once (what the model proposed is in the prediction's `proposed_answer`)."""
+    answered_by: Literal["model", "evidence", "program"] | None = None
+    """With stop reason `answered`, who ended the search: the model asked for the answer, the facts
+    held a typed answer, or the program had no query of its own left."""
     answer_origin: Literal["lm", "extracted", "evidence"] | None = None
     """lm: the model's answer passed the checks; extracted: a span read from a fact; evidence: what
     was found, said by the program (a quote, or that the exact answer was not found)."""
@@ -93,7 +103,8 @@ class Scratchpad(BaseModel):
     strategy_order: list[str] = Field(default_factory=list)
     strategies_used: list[str] = Field(default_factory=list)
     notes: list[str] = Field(default_factory=list, description="guardrail messages for the next step")
-    lm_failures: int = 0
+    lm_calls: int = 0
+    """The LM calls the program made (a helper call is made only where a step made none: at most steps + 1)."""
     consecutive_lm_failures: int = 0
     lm_faults: list[LMFault] = Field(default_factory=list)
     """LM calls the run went on without: rate-limited, failed, or a reply that could not be read."""
@@ -134,8 +145,8 @@ class Scratchpad(BaseModel):
         `facts`: the facts to show (default: the last `max_facts`). `brief`: without the lines a
         small model cannot use (the question restated, the answerability so far)."""
         lines = []
-        if not brief or self.interpretation not in ("", self.question):
-            lines.append(f"Interpretation: {self.interpretation or self.question}")
+        if not brief:
+            lines.append(f"Interpretation: {self.question}")
         if self.assumptions:
             lines.append("Assumptions: " + "; ".join(self.assumptions))
         lines.append("Facts:" if self.facts else "Facts: none yet")

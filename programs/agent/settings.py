@@ -7,6 +7,7 @@ from typing import Annotated, Literal, get_args
 from pydantic import BaseModel, Field, ValidationError
 
 from deltaseek.programs.agent.reader import AnswerType
+from deltaseek.programs.lm.profile import ProfileName
 from deltaseek.signatures import TaskKind
 
 Strategy = Literal["direct", "broader", "narrower", "synonyms", "entity-focused", "temporal", "proxies", "bridge"]
@@ -32,9 +33,6 @@ SAVED_SETTINGS = ("reader_min_confidence", "reader_min_confidence_by_type", "sof
 or tuned). The profile and the LM-helper switches are not among them: they follow the model, which
 is whoever runs the program's choice."""
 
-Profile = Literal["small", "capable"]
-"""`small`: a model whose replies are rarely usable beyond a query (the embedded 135M); `capable`:
-a model whose answers are used as written unless a check names what is wrong with them."""
 ReaderKind = Literal["learned", "rules"]
 """`learned`: spans and abstention scored by the learned reader's weights (the program's own, else
 the shipped ones); `rules`: the rule reader, kept to compare with."""
@@ -63,14 +61,16 @@ class AgentSettings(BaseModel):
     reader: ReaderKind = Field("learned", description="Which extractive reader picks spans and abstains: the "
                                "learned one (`learned_reader`, weights as data) or the rule reader (`rules`).")
     budgets_from_task_kind: bool = Field(True, description="Let the task kind set soft/hard budgets (seed 004).")
-    profile: Profile | None = Field(None, description="How much the program leans on the model: `small` (compact "
-                                    "prompts and calls, no helper calls, the evidence decides where it can) or "
-                                    "`capable` (full prompts, every call asked); None: small for the embedded "
-                                    "model, capable for any other. The three settings below override one part each.")
-    classify_with_lm: bool | None = Field(None, description="Ask the LM for the task kind when no rule of the "
-                                          "heuristic matches; None: yes for the capable profile.")
-    diversify_with_lm: bool | None = Field(None, description="Ask the LM for another angle on a blocked query "
-                                           "before the program's own; None: yes for the capable profile.")
+    profile: ProfileName | None = Field(None, description="How much the program leans on the model (see "
+                                        "`profile.SMALL` and `profile.CAPABLE`): `small` (compact prompts and calls, "
+                                        "stricter answer checks, the evidence decides where it can) or `capable` (full "
+                                        "prompts); None: the one `configure_lm(profile=...)` recorded on the LM, else "
+                                        "small for the embedded model, else capable until a reply fails a check. The "
+                                        "settings below marked None override one field of it each.")
+    classify_with_lm: bool = Field(False, description="Ask the LM for the task kind when no rule of the heuristic "
+                                   "matches: one call beyond the step budget's (steps + 1).")
+    diversify_with_lm: bool = Field(False, description="Ask the LM for another angle on a blocked query before the "
+                                    "program's own: a call beyond the step budget's (steps + 1) each time.")
     replaced_moves_before_program_leads: int | None = Field(
         None, ge=0, description="After this many of the model's moves in a row were replaced by the checks (a junk "
         "or repeated query, an answer before any fact holds one), the model is not asked for moves again in this "

@@ -11,6 +11,7 @@ from deltaseek.errors import LMConfigError
 from deltaseek.programs.lm.adapter import SMALL_MODEL_BOUNDS, GrammarJSONAdapter, ServerJSONAdapter
 from deltaseek.programs.lm.gguf_file import gguf_path, is_packaged_model, looks_like_gguf_path
 from deltaseek.programs.lm.llamacpp import DEFAULT_MAX_TOKENS, LlamaCppEngine, shared_engine
+from deltaseek.programs.lm.profile import record_profile
 from deltaseek.programs.lm.server import schema_dialect
 
 EMBEDDED_MODEL = "embedded/smollm2-135m-instruct"
@@ -145,9 +146,13 @@ def takes_response_schema(model: str) -> bool:
 
 def configure_lm(model: str | None = None, api_base: str | None = None, output_format: OutputFormat = "auto",
                  profile: str | None = None, **kwargs: Any) -> dspy.LM:
-    """Make the LM (see `make_lm`) and configure DSPy to use it with its adapter (see `adapter_for`;
-    `profile` is the one `AgentSettings.profile` the program runs with)."""
+    """Make the LM (see `make_lm`) and configure DSPy to use it with its adapter (see `adapter_for`).
+    `profile` ("small" or "capable") is recorded on the LM, so every DeltaSeek program run with it
+    takes that profile unless its own `AgentSettings.profile` says otherwise; None: the program
+    chooses (small for the embedded model, else by how the model's replies fare)."""
     lm = make_lm(model, api_base, **kwargs)
+    if profile is not None:
+        record_profile(lm, profile)
     dspy.configure(lm=lm, adapter=adapter_for(lm, output_format, profile))
     return lm
 

@@ -1,0 +1,179 @@
+"""The checks on the model's moves and the program's own moves in their place.
+
+`MoveChecks` is a part of `DeltaSeek`: it decides what runs after a step proposed a move: the
+move itself, the program's own query when a check names what is wrong with it, another angle on a
+duplicate, or the answer when no query is left.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import dspy
+
+from deltaseek.programs.agent import guardrails as guard
+from deltaseek.programs.agent.evidence import unexplored_meaning
+from deltaseek.programs.agent.fallbacks import heuristic_query
+from deltaseek.programs.agent.lm_faults import raise_if_fatal, record_lm_fault
+from deltaseek.programs.agent.scratchpad import Scratchpad, StepRecord, ToolCall
+from deltaseek.programs.agent.text_calls import parse_text_tool_call
+from deltaseek.programs.text import meaningful_tokens, named_entities
+from deltaseek.programs.tools.base import ToolResult, ToolStatus
+
+
+@dataclass
+class Move:
+    """What a step decided: synthesize, or run `tool` with `query`. A move the program made in
+    place of the LM's carries what the LM proposed and why it was replaced."""
+    synthesize: bool
+    tool: str = ""
+    query: str = ""
+    origin: str = "structured"
+    proposed: str | None = None
+    replaced_because: str | None = None
+    prediction: dspy.Prediction | None = None
+    """The step's output this move answers (DSPy's trace holds it; see `trace_what_was_done`)."""
+
+
+class MoveChecks:
+    """The move checks of `DeltaSeek` (they read its tools, settings, profile and evidence)."""
+
+    def dispose(self, pad: Scratchpad, move: Move) -> Move:
+        """The checks on the model's move: a query that a check names as junk (an echo, a repeated
+        run, no search term, a copied or invented sentence) becomes the program's move, and the run
+        goes on as the small profile when the capable one was only a default. An answer before any
+        fact holds a typed answer, while strategies remain, is replaced by a search for as many
+        searches as the profile's `refinements_before_answer`, or while a term of the question that
+        the sources use in several senses is unsearched (the answer must say how it was read)."""
+        if move.synthesize:
+            refinements = self.profile(pad).refinements_before_answer
+            premature = (pad.executed_calls and self.steering(pad) == "unknown" and self.steps_left(pad)
+                         and guard.next_unused_strategy(pad) is not None
+                         and (refinements is None or len(pad.executed_calls) <= refinements
+                              or unexplored_meaning(pad) is not None))
+            reason = "no fact found so far holds an answer of the kind asked for" if premature else None
+        else:
+            reason = guard.reject_junk_query(move.query, pad, self.reserved_names)
+            if reason:
+                self.saw_junk(pad, reason)
+        if reason is None:
+            return move
+        proposed = "synthesize" if move.synthesize else move.query
+        answer_now = Move(True, origin="program", proposed=proposed, replaced_because=reason)
+        if not move.synthesize and self.steering(pad) == "direct":
+            # the facts already hold a typed answer: the program's best move is to answer
+            pad.steps[-1].note = f"replaced {move.query!r}: {reason}; the facts already answer the question"
+            return answer_now
+        if program := self.program_move(pad, proposed=proposed, reason=reason):
+            return program
+        if pad.executed_calls:  # no query of the program's own is left: answer, never the rejected move
+            pad.steps[-1].note = f"replaced {proposed!r}: {reason}; no query of the program's own is left"
+            return answer_now
+        return Move(False, self.tool_names[0], pad.question, "tool_first", proposed, reason)
+
+    def program_move(self, pad: Scratchpad, proposed: str, reason: str) -> Move | None:
+        """The first of the program's own queries that is not a duplicate, on the next tool in the user's order."""
+        tool = guard.program_tool(pad, self.tool_names)
+        for query, why in program_queries(pad):
+            if query and not self.why_blocked(pad, Move(False, tool, query)):
+                pad.steps[-1].note = f"replaced {proposed!r}: {reason}; {why}"
+                return Move(False, tool, query, "program", proposed, reason)
+        return None
+
+    def recover_text_call(self, pad: Scratchpad, record: StepRecord, exc: Exception) -> Move | None:
+        """A tool call read from the text of a reply that did not parse, else no move (no progress)."""
+        raw = getattr(exc, "lm_response", None) or ""
+        parsed = parse_text_tool_call(raw, self.tool_names)
+        if parsed:
+            pad.consecutive_lm_failures = 0
+            record.note = "structured output failed; tool call parsed from text"
+            record.move = f"{parsed[0]}(\"{parsed[1]}\")"
+            return self.dispose(pad, Move(False, parsed[0], parsed[1], "text"))
+        if pad.lm_faults and pad.lm_faults[-1].kind == "unreadable":  # a reply, not a failed call
+            self.saw_junk(pad, f"a step's reply could not be read ({type(exc).__name__})")
+        pad.consecutive_lm_failures += 1
+        record.note = f"no usable move ({type(exc).__name__}); counted as no progress"
+        if pad.consecutive_lm_failures >= self.settings.max_lm_failures:
+            pad.model_unusable = True
+            record.note += "; the model's replies could not be used, the program goes on with its own moves"
+        return None
+
+    def admit_call(self, pad: Scratchpad, move: Move) -> Move | None:
+        """The duplicate guard: reroute from failed tools, block repeats, take another angle."""
+        if move.tool not in self.tools:
+            move.tool = self.tool_names[0]
+        rerouted = guard.reroute_from_failed_tool(pad, move.tool, move.query, self.tool_names)
+        if rerouted:
+            move = Move(False, rerouted, move.query, "rerouted")
+        reason = self.why_blocked(pad, move)
+        if reason is None:
+            return move
+        self.record_blocked(pad, move, reason)
+        while (strategy := guard.next_unused_strategy(pad)) is not None:
+            pad.strategies_used.append(strategy)
+            query = self.diversified_query(pad, strategy)
+            if query is None or guard.reject_junk_query(query, pad, self.reserved_names):
+                continue
+            retry = Move(False, move.tool, query, "diversified")
+            if (retry_blocked := self.why_blocked(pad, retry)) is None:
+                return retry
+            self.record_blocked(pad, retry, retry_blocked)
+            break
+        # still a duplicate after diversifying: the program's own next query, else synthesis
+        return self.program_move(pad, proposed=move.query, reason=reason)
+
+    def why_blocked(self, pad: Scratchpad, move: Move) -> str | None:
+        return (guard.block_duplicate_call(pad, move.tool, move.query, self.settings.min_new_tokens)
+                or guard.block_echo_query(move.query, self.reserved_names))
+
+    def diversified_query(self, pad: Scratchpad, strategy: str) -> str | None:
+        """The strategy's query: the program's own, or the LM's where `diversify_with_lm` asks for it."""
+        if not self.settings.diversify_with_lm:
+            return heuristic_query(pad, strategy)
+        try:
+            out = self.call_lm(pad, self.diversify, question=pad.question, tried_queries=pad.tried_queries,
+                               facts=[f.text[:160] for f in pad.facts[-6:]], strategy=strategy)
+            query = (out.query or "").strip()
+        except Exception as exc:
+            raise_if_fatal(exc)
+            record_lm_fault(pad, "diversify", exc)
+            query = ""
+        usable = query and not self.why_blocked(pad, Move(False, self.tool_names[0], query))
+        return query if usable else heuristic_query(pad, strategy) or query or None
+
+    def record_blocked(self, pad: Scratchpad, move: Move, reason: str) -> None:
+        pad.tool_calls.append(ToolCall(step=pad.step, tool=move.tool, args={"query": move.query},
+                                       status=ToolStatus.BLOCKED, executed=False, blocked_reason=reason,
+                                       origin=move.origin, proposed=move.proposed,
+                                       replaced_because=move.replaced_because))
+        blocked = ToolResult(tool=move.tool, query=move.query, status=ToolStatus.BLOCKED, note=reason)
+        pad.notes.append(self.observe(pad, blocked))
+
+
+def program_queries(pad: Scratchpad):
+    """The program's own queries, best first: a term the sources use in several senses, what the
+    question names that no fact covers, then each unused strategy's query (marked used as tried)."""
+    yield unexplored_meaning(pad), "searching a term the sources use in several senses"
+    uncovered = guard.uncovered_terms(pad)
+    if uncovered and pad.executed_calls:
+        subjects = sorted(meaningful_tokens(" ".join(named_entities(pad.question))))
+        yield " ".join(uncovered + subjects[:2]), "searching what no fact covers"
+    while (strategy := guard.next_unused_strategy(pad)) is not None:
+        pad.strategies_used.append(strategy)
+        yield heuristic_query(pad, strategy), f"strategy {strategy}"
+
+
+def move_outputs(move: Move | None) -> dict:
+    """A move as the step's output fields; None (no call left to make) is synthesis."""
+    if move is None or move.synthesize:
+        return {"next_move": "synthesize", "query": ""}  # a synthesis runs no query: a demo shows none
+    return {"next_move": "search", "tool": move.tool, "query": move.query}
+
+
+def trace_what_was_done(prediction: dspy.Prediction, outputs: dict) -> None:
+    """Rewrite a prediction the guardrails replaced to what the program did instead. DSPy's trace
+    holds this same object, so a bootstrapped demo teaches the move that was run and the answer
+    that was given, never the junk they replaced; the trajectory keeps what the model proposed."""
+    for name, value in outputs.items():
+        if name in prediction:
+            prediction[name] = value

@@ -1,0 +1,36 @@
+"""The profile an LM is run with, recorded on the LM object itself: set by whoever configured it
+(`configure_lm(profile=...)`), or seen by the program (a model whose replies failed the checks is
+run as the small profile from then on, for every question of the process)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+ProfileName = Literal["small", "capable"]
+"""`small`: a model whose replies are rarely usable beyond a query (the embedded 135M); `capable`:
+a model whose answers are used as written unless a check names what is wrong with them."""
+PROFILE_NAMES: tuple[str, ...] = ("small", "capable")
+
+
+@dataclass(frozen=True)
+class RecordedProfile:
+    name: ProfileName
+    seen: bool
+    """True: the program saw the model's replies fail the checks; False: set when it was configured."""
+    because: str = ""
+
+
+def record_profile(lm, name: ProfileName, seen: bool = False, because: str = "") -> None:
+    """Record on `lm` the profile it runs with; a profile that was set is never replaced by one seen."""
+    if name not in PROFILE_NAMES:
+        raise ValueError(f"profile {name!r}: expected one of {', '.join(PROFILE_NAMES)}")
+    current = recorded_profile(lm)
+    if seen and current is not None and not current.seen:
+        return
+    setattr(lm, "deltaseek_profile", RecordedProfile(name, seen, because))
+
+
+def recorded_profile(lm) -> RecordedProfile | None:
+    found = getattr(lm, "deltaseek_profile", None)
+    return found if isinstance(found, RecordedProfile) else None
