@@ -16,8 +16,7 @@ score plus feedback in words) and reflects with the task LM unless given another
 
 The bootstrapping optimizers keep only demos from complete traces (`max_labeled_demos=0`): a
 labeled example holds a question and an answer, not a step's scratchpad or move, and DSPy fills
-each field it lacks with "Not supplied for this particular example.", which a small model copies
-(issue 8). `labeled` is exactly such demos; it stays for a capable model, which ignores them.
+each field it lacks with "Not supplied for this particular example.", which a small model copies. `labeled` is exactly such demos; it stays for a capable model, which ignores them.
 """
 
 from __future__ import annotations

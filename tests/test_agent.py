@@ -165,7 +165,7 @@ def test_an_unusable_lm_still_yields_an_answer_with_the_reason(bundled_index, us
     pred = run(engine, [LocalCorpusSearch(bundled_index)], "Who is the lieutenant governor of Ohio?", use_lm)
     assert pred.stop_reason == "lm_error"
     assert any("could not be used" in c for c in pred.caveats)
-    # After max_lm_failures unusable replies the program goes on alone (issue 20): its own
+    # After max_lm_failures unusable replies the program goes on alone: its own
     # queries, then the reader's answer; an unusable model is never reported as "unlikely".
     calls = executed(pred)
     assert calls and all(c["origin"] in ("program", "tool_first") for c in calls)
@@ -207,7 +207,7 @@ def test_a_final_answer_before_any_search_is_not_accepted(bundled_index, use_lm)
     calls = executed(pred)
     assert calls[0]["origin"] == "tool_first"
     # The office passages name no person: the guardrails refine with the program's own queries
-    # (issue 8) instead of accepting an answer with no typed span, then the answer is accepted.
+    # instead of accepting an answer with no typed span, then the answer is accepted.
     assert all(c["origin"] == "program" and c["proposed"] == "synthesize" for c in calls[1:])
     assert pred.stop_reason == "answered" and "Tressel" in pred.answer
 

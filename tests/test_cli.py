@@ -123,7 +123,7 @@ def test_a_stuck_model_behind_an_openai_endpoint_runs_its_call_once_and_answers(
 
 
 def test_ask_file_answers_each_line_with_one_model(capsys, tmp_path, monkeypatch):
-    """`ask -f`: a JSON line per question, in order, from one process (issue 23: the start once)."""
+    """`ask -f`: a JSON line per question, in order, from one process (the start paid once)."""
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     questions = tmp_path / "questions.txt"
     questions.write_text("Who created Ruby?\n\n   \nWhere is the New York Times building?\n")

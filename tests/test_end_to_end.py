@@ -10,7 +10,7 @@ from deltaseek.cli import main
 
 
 
-# What issue 8 asks of each seed case on the embedded default: words the answer holds, the
+# What each seed case asks on the embedded default: words the answer holds, the
 # answerabilities allowed, and a word an assumption must hold (how "magnificent 7" was read).
 SEED_CASES = {
     SEED_QUESTIONS[0]: (["Tressel"], {"direct"}, None),

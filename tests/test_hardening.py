@@ -134,7 +134,7 @@ def test_a_run_with_no_successful_lm_call_is_an_error_row_not_a_score(capsys, da
                                                                       monkeypatch):
     """An LM whose every call fails with a non-fatal error: the agent still answers from its
     searches (stop reason lm_error), but that row is an error naming the fault, not a plausible
-    score; and an evaluation in which most rows could not reach the model fails (issue 24)."""
+    score; and an evaluation in which most rows could not reach the model fails."""
     monkeypatch.chdir(tmp_path)
     saved = {k: dspy.settings.get(k) for k in ("lm", "adapter")}
 

@@ -1,4 +1,4 @@
-"""A real `deltaseek evaluate` process, interrupted with SIGINT and SIGTERM (issue 11, items 2 and 6).
+"""A real `deltaseek evaluate` process, interrupted with SIGINT and SIGTERM.
 
 The process runs on a slow OpenAI-compatible server on 127.0.0.1 (each completion takes a
 while), with two threads and an MLflow sqlite store in tmp_path. After the first row is

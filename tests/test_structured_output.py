@@ -1,4 +1,4 @@
-"""Structured output for any model (issue 20): which format each LM gets (`--format`), the probe of an
+"""Structured output for any model: which format each LM gets (`--format`), the probe of an
 `--api-base` server, and what the JSON-schema adapter puts on the wire.
 
 Scripted servers on 127.0.0.1 here; the real llama-cpp-python server in the tests marked `llama_server`.
@@ -14,6 +14,7 @@ from deltaseek.errors import LMConfigError
 from deltaseek.programs.lm import (SMALL_MODEL_BOUNDS, GrammarJSONAdapter, LlamaCppEngine, ServerJSONAdapter,
                                    adapter_for, bound_schema, make_lm, schema_dialect)
 from deltaseek.programs.lm.adapter import signature_schema, wire_format
+from deltaseek.programs.lm.profile import record_profile
 from deltaseek.signatures import StepDelta, compact_signature
 from tests.fake_openai import FakeOpenAIServer
 
@@ -126,6 +127,23 @@ def test_the_server_gets_the_schema_and_prompt_the_embedded_engine_gets():
                                                                                          *SMALL_MODEL_BOUNDS)}
     assert request["max_tokens"] > 0 and "max_completion_tokens" not in request  # the field every server reads
     assert [m["content"] for m in request["messages"]] == [m["content"] for m in lm_messages(embedded_like)]
+
+
+def test_a_served_model_seen_to_be_small_gets_the_bounded_schema_from_then_on():
+    """No profile given: the schema is unbounded until the LM is recorded as run small (its replies
+    failed a check), then bounded as the embedded engine bounds it, with the same adapter."""
+    inputs = {"question": "Who is the lieutenant governor of Ohio?", "step": 1, "scratchpad": "", "guidance": ""}
+    with FakeOpenAIServer(json.dumps({"next_move": "search", "tool": "search_corpus", "query": "Ohio"}),
+                          enforces="json_schema") as server:
+        lm = make_lm("openai/smollm2", server.url, cache=False)
+        adapter = adapter_for(lm, "auto", None)
+        with dspy.context(lm=lm, adapter=adapter):
+            dspy.Predict(STEP)(**inputs)
+            record_profile(lm, "small", seen=True, because="an echoed field name")
+            dspy.Predict(STEP)(**inputs)
+    unbounded, bounded = [r["response_format"]["json_schema"]["schema"] for r in server.requests]
+    assert unbounded == signature_schema(STEP)
+    assert bounded == bound_schema(unbounded, *SMALL_MODEL_BOUNDS) != unbounded
 
 
 def lm_messages(lm: dspy.LM) -> list[dict]:

@@ -480,7 +480,7 @@ def test_parse_tool_spec():
     assert parse_tool_spec(["web,wikipedia", " files:src "]) == ["web", "wikipedia", "files:src"]
     assert parse_tool_spec("local") == ["local"]
     with pytest.raises(ToolConfigError, match="--tools names local, web more than once"):
-        parse_tool_spec(["web,local", "local,web"])  # issue 11: a repeated tool is a mistake, not a no-op
+        parse_tool_spec(["web,local", "local,web"])  # a repeated tool is a mistake, not a no-op
 
 
 def test_build_tools(tmp_path, monkeypatch):

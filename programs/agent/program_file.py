@@ -3,7 +3,7 @@
 A compiled program is the state of DeltaSeek's five predictors (instructions and demos) as
 `dspy.Module.save(path.json)` writes it, with the settings measured on labeled data under
 "settings" (the reader's abstention threshold, calibrated; the budgets and thresholds `deltaseek
-optimize --tune-settings` chose); never a pickle. Files saved before issue 22 hold the threshold
+optimize --tune-settings` chose); never a pickle. Older files hold the threshold
 alone under "calibration", and load as they did. The tools and other settings are not part of
 it: they come from whoever loads it. An MLflow model URI (`models:/NAME/VERSION`,
 `runs:/...`) stands for a file: the state of the program logged there (see `logged_model.py`)
@@ -32,7 +32,7 @@ SETTINGS_KEY = "settings"
 READER_KEY = "reader"
 """Where a saved program keeps its learned reader (weights and threshold, as data), if it has one."""
 LEGACY_SETTINGS_KEY = "calibration"
-"""Where files saved before issue 22 keep the reader's threshold: read, never written."""
+"""Where older program files keep the reader's threshold: read, never written."""
 UNCOMPILED = "none"
 """`--program none`: DeltaSeek's own prompts, even where a compiled program is the default."""
 

@@ -130,7 +130,7 @@ TASK_SEARCH_CAPS: dict[TaskKind, int] = {"lookup": 2}
 """Executed searches a kind of task gets at most (the default of `AgentSettings.task_search_caps`, used
 when `search_caps_from_task_kind`; a compile may tune it per kind): a lookup asks for one
 fact of one thing, so one search and one refinement (seed 001's Ohio refinement) are enough, and more
-searches bring passages about other things for the reader to pass over. Measured in issue 22's second
-pass: compiled on SQuAD's train split, two searches scored best of none / 1 / 2 / 3, and held out its
+searches bring passages about other things for the reader to pass over. Measured when
+compiled on SQuAD's train split, two searches scored best of none / 1 / 2 / 3, and held out its
 F1 rose 3 points; on MuSiQue, whose questions take two to four hops, the same cap on every kind cost 7
 points of EM, so the other kinds keep their budgets alone."""

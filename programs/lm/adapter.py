@@ -20,6 +20,7 @@ import dspy
 import pydantic
 
 from deltaseek.programs.lm.grammar import bound_schema
+from deltaseek.programs.lm.profile import recorded_profile
 from deltaseek.signatures.guidance import COMPACT_STRUCTURE
 
 SchemaDialect = Literal["json_schema", "json_object_schema"]
@@ -56,7 +57,9 @@ class ServerJSONAdapter(GrammarJSONAdapter):
 
     DSPy asks for a schema only where its capability data says the model takes one, and knows
     nothing of a model on a local server; this adapter always sends it, written in the server's
-    `dialect` (found by `programs.lm.server.schema_dialect`), with `bounds` for a small model.
+    `dialect` (found by `programs.lm.server.schema_dialect`), with `bounds` for a small model:
+    given, or the small model's own once the LM is recorded as run with the small profile (set by
+    `configure_lm`, or seen when its replies failed the checks).
     The prompt is the embedded model's, so the same model answers the same way on either path.
     """
 
@@ -71,9 +74,15 @@ class ServerJSONAdapter(GrammarJSONAdapter):
         except (ValueError, pydantic.PydanticInvalidForJsonSchema, pydantic.PydanticSchemaGenerationError):
             lm_kwargs["response_format"] = {"type": "json_object"}  # DSPy's own fallback: JSON, no schema
             return
-        if self.bounds:
-            schema = bound_schema(schema, *self.bounds)
+        bounds = self.bounds or (SMALL_MODEL_BOUNDS if runs_small(lm) else None)
+        if bounds:
+            schema = bound_schema(schema, *bounds)
         lm_kwargs["response_format"] = wire_format(schema, self.dialect)
+
+
+def runs_small(lm) -> bool:
+    recorded = recorded_profile(lm)
+    return recorded is not None and recorded.name == "small"
 
 
 def signature_schema(signature: type[dspy.Signature]) -> dict:
