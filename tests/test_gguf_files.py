@@ -211,4 +211,5 @@ def test_the_packaged_model_named_by_its_path_is_the_embedded_model_and_answers(
     assert lm.engine is embedded_engine() and lm.model == EMBEDDED_MODEL  # one model in memory, not two
     assert main(["ask", SEED_QUESTIONS[0], "--json", "--lm", str(find_smollm2_gguf())]) == 0
     record = json.loads(capsys.readouterr().out)
-    assert "Tressel" in record["answer"] and record["lm_calls"] >= 1
+    # (the reply may come from DSPy's cache: the same question ran earlier in the session)
+    assert "Tressel" in record["answer"] and record["steps"] >= 1
