@@ -7,7 +7,8 @@ For each question of the train and dev splits it reads what the agent's first se
 question as the query, the `READ_PASSAGES` best passages of its corpus), proposes candidates,
 trains the ranker and the answerability model on train, and chooses the threshold on dev within
 `--max-false-abstention`. The test split is never read. `deltaseek optimize` calls
-`reader_for_dataset` to train a reader on a user's set.
+`reader_for_dataset` to train a reader on a user's set, and to choose on its dev split whether a
+subject its collection never names means the question has no answer there.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from deltaseek.optimize.evaluate import corpora_for, load_dataset, select
 from deltaseek.programs.agent.learned_reader import ReaderModel, shipped_reader
 from deltaseek.programs.agent.learned_reader.train import (Question, candidate_recall, fit_reader, outcomes, prepare,
                                                    rethreshold, scores_at)
+from deltaseek.programs.agent.guardrails import question_subjects
 from deltaseek.programs.agent.scratchpad import Fact
 from deltaseek.programs.index import CorpusIndex
 
@@ -45,7 +47,8 @@ def read_questions(examples: list[dspy.Example], index: CorpusIndex, passages: i
         facts = [Fact(source=hit.passage.id, title=hit.passage.title, text=hit.passage.text, step=1)
                  for hit in index.search(ex.question, k=passages)]
         answers = () if ex.answerability == "unlikely" else tuple(a for a in (ex.answer, *(ex.get("aliases") or [])) if a)
-        questions.append(Question(str(ex.get("id") or ex.question), ex.question, facts, answers))
+        absent = any(not index.mentions(subject) for subject in question_subjects(ex.question))
+        questions.append(Question(str(ex.get("id") or ex.question), ex.question, facts, answers, subject_absent=absent))
     return prepare(questions)
 
 
@@ -104,8 +107,22 @@ def reader_for_dataset(dataset: str, corpus: list[str] | None = None,
     }
     figures = {name: scores_at(outcomes(r, parts["dev"]), r.threshold) for name, r in choices.items()}
     best = max(choices, key=lambda name: figures[name]["answer_score"])
-    chosen = choices[best].model_copy(update={"trained_on": {**choices[best].trained_on, "chosen_as": best}})
+    abstains, kept, answered = choose_absent_subject_rule(choices[best], parts["dev"])
+    figures[f"{best}, a subject the collection lacks: abstain"] = kept
+    figures[f"{best}, a subject the collection lacks: read on"] = answered
+    chosen = choices[best].model_copy(update={"abstain_on_absent_subject": abstains,
+                                              "trained_on": {**choices[best].trained_on, "chosen_as": best}})
     return chosen, figures
+
+
+def choose_absent_subject_rule(reader: ReaderModel, dev: list[Question]) -> tuple[bool, dict, dict]:
+    """Whether a subject the collection never names should end the question with "No information
+    found" (`ReaderModel.abstain_on_absent_subject`): kept unless reading on scores better on the
+    dev split (a tie keeps it); and the dev figures both ways."""
+    found = outcomes(reader, dev)
+    kept = scores_at(found, reader.threshold, absent_subject_abstains=True)
+    answered = scores_at(found, reader.threshold, absent_subject_abstains=False)
+    return answered["answer_score"] <= kept["answer_score"], kept, answered
 
 
 def train_reader_into(program, dataset: str, corpus: list[str] | None = None) -> dict[str, float]:
@@ -113,11 +130,13 @@ def train_reader_into(program, dataset: str, corpus: list[str] | None = None) ->
     becomes the program's, saved with it; its dev figures, printed and returned as metrics."""
     reader, figures = reader_for_dataset(dataset, corpus)
     program.reader = reader
+    rule = "abstain" if reader.abstain_on_absent_subject else "read on"
     for name, row in figures.items():
-        chosen = " (chosen)" if name == reader.trained_on["chosen_as"] else ""
+        chosen = " (chosen)" if name in (reader.trained_on["chosen_as"], f"{reader.trained_on['chosen_as']}, a subject "
+                                         f"the collection lacks: {rule}") else ""
         print(f"reader {name}{chosen}: dev " + ", ".join(f"{k} {v:.3f}" for k, v in row.items()))
     return {f"reader_dev_{k}": v for k, v in figures[reader.trained_on["chosen_as"]].items()} | {
-        "reader_threshold": reader.threshold}
+        "reader_threshold": reader.threshold, "reader_abstains_on_absent_subject": float(reader.abstain_on_absent_subject)}
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -22,7 +22,8 @@ from deltaseek.programs.agent.learned_reader.features import (FEATURES, clause_s
 from deltaseek.bundled import shipped_reader_path
 from deltaseek.programs.agent.learned_reader.model import FORMAT_VERSION, Linear, ReaderModel
 from deltaseek.programs.agent.learned_reader.read import looks_like_a_person
-from deltaseek.programs.agent.learned_reader.train import Question, choose_threshold, fit_reader, Outcome, prepare
+from deltaseek.programs.agent.learned_reader.train import (Outcome, Question, choose_threshold, fit_reader, prepare,
+                                                           scores_at)
 from deltaseek.programs.agent.scratchpad import Fact, Scratchpad, ToolCall
 from deltaseek.programs.tools import ToolStatus
 
@@ -127,6 +128,36 @@ def test_the_threshold_abstains_most_within_the_bound():
     assert threshold == 0.6 and figures["abstention"] == 1.0 and figures["false_abstention"] == pytest.approx(1 / 3)
     threshold, figures = choose_threshold(found, max_false_abstention=0.0)
     assert figures["false_abstention"] == 0.0 and threshold <= 0.3
+
+
+def test_a_subject_the_collection_lacks_abstains_only_where_the_dev_split_says_so():
+    """The rule "no passage names X, so nothing answers" is scored as the program applies it: kept
+    where it abstains on unanswerable questions, dropped where it only costs answerable ones."""
+    named, absent = Outcome(True, 0.9, 1.0), Outcome(True, 0.9, 1.0, subject_absent=True)
+    made_up = Outcome(False, 0.9, 0.0, subject_absent=True)
+    assert scores_at([named, absent], 0.5)["false_abstention"] == 0.0
+    assert scores_at([named, absent], 0.5, absent_subject_abstains=True)["false_abstention"] == 0.5
+    assert scores_at([named, made_up], 0.5, absent_subject_abstains=True)["abstention"] == 1.0
+
+    from deltaseek.optimize.train_reader import choose_absent_subject_rule
+    sentences = [Question("q1", "Who founded the Orla mill?", [fact("a", "", "It was founded by Ada Lind in 1850.")],
+                          ("Ada Lind",), subject_absent=True)]
+    reader = shipped_reader().model_copy(update={"threshold": 0.0})
+    assert choose_absent_subject_rule(reader, prepare(sentences))[0] is False  # the answer is read on
+    nowhere = [Question("q2", "Who founded the Xelt mill?", [fact("b", "", "It was founded by Ben Orr in 1850.")],
+                        subject_absent=True)]
+    assert choose_absent_subject_rule(reader, prepare(nowhere))[0] is True  # a made-up place: abstain
+
+
+def test_a_reader_that_reads_on_answers_a_question_whose_subject_no_passage_names():
+    pad = searched_pad("Who founded the Orla mill?", [fact("a", "", "It was founded by Ada Lind in 1850 beside the weir.")],
+                       "Orla mill founded")
+    pad.subject_presence = {"Orla": False}
+    abstaining = DeltaSeek(reader=shipped_reader().model_copy(update={"threshold": 0.0}))
+    assert abstaining.missing_subjects(pad) == ["Orla"] and abstaining.read(pad).answerability == "unlikely"
+    reading_on = DeltaSeek(reader=abstaining.reader.model_copy(update={"abstain_on_absent_subject": False}))
+    assert reading_on.missing_subjects(pad) == []
+    assert [e.span for e in reading_on.read(pad).spans] == ["Ada Lind"]
 
 
 def test_a_reader_is_json_numbers_and_other_versions_are_refused_by_name(tmp_path):

@@ -15,7 +15,7 @@ import dspy
 
 from deltaseek.errors import ProgramFileError, ToolConfigError
 from deltaseek.programs.agent import guardrails as guard
-from deltaseek.programs.agent.evidence import Reading, read_evidence, unexplored_meaning
+from deltaseek.programs.agent.evidence import Reading, abstains_on_absent_subject, read_evidence, unexplored_meaning
 from deltaseek.programs.agent.fallbacks import clean_items, heuristic_task_kind
 from deltaseek.programs.agent.final import Finishing
 from deltaseek.programs.agent.learned_reader import ReaderModel, shipped_reader
@@ -237,11 +237,19 @@ class DeltaSeek(SavedState, MoveChecks, Finishing, dspy.Module):
             return "unknown"  # proxies so far, the model does not agree, and a lead is open: follow it first
         return reading
 
+    def learned_reader(self) -> ReaderModel | None:
+        """The learned reader the program reads with (its own, else the shipped one); None: the rules."""
+        return None if self.settings.reader == "rules" else self.reader or shipped_reader()
+
     def read(self, pad: Scratchpad) -> Reading:
         """The evidence's reading, with the reader abstaining below the calibrated confidence."""
-        reader = None if self.settings.reader == "rules" else self.reader or shipped_reader()
         return read_evidence(pad, self.settings.reader_min_confidence, self.settings.reader_min_confidence_by_type,
-                             reader)
+                             self.learned_reader())
+
+    def missing_subjects(self, pad: Scratchpad) -> list[str]:
+        """The question's subjects that the sources lack, where the reader takes that to mean
+        nothing answers the question (`ReaderModel.abstain_on_absent_subject`)."""
+        return guard.subjects_missing_from_facts(pad) if abstains_on_absent_subject(self.learned_reader()) else []
 
     def profile(self, pad: Scratchpad | None = None) -> Profile:
         """The run's profile with the settings' overrides (see `profile.py`); with no run, the one

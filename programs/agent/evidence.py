@@ -43,6 +43,12 @@ class Reading:
         return bool(self.spans)
 
 
+def abstains_on_absent_subject(reader: ReaderModel | None) -> bool:
+    """Whether a subject the sources lack means nothing answers the question: always for the rule
+    reader, for a learned one as chosen on its dev split."""
+    return reader is None or reader.abstain_on_absent_subject
+
+
 def read_evidence(pad: Scratchpad, min_confidence: float = 0.0, by_type: Mapping[str, float] | None = None,
                   reader: ReaderModel | None = None) -> Reading:
     """The program's reading of the facts: a typed span per part of the question whose sentence
@@ -52,7 +58,7 @@ def read_evidence(pad: Scratchpad, min_confidence: float = 0.0, by_type: Mapping
     calls = pad.executed_calls
     if not pad.facts and calls and all(c.status.failed for c in calls):
         return Reading(answerability="unknown")  # the tools failed: nothing is known about the question yet
-    if not pad.facts or guard.subjects_missing_from_facts(pad):
+    if not pad.facts or abstains_on_absent_subject(reader) and guard.subjects_missing_from_facts(pad):
         # "no source mentions it" holds only once a search has asked for it
         return Reading(answerability="unknown" if guard.unsearched_subjects(pad) else "unlikely")
     compared = compare_options(pad.question, pad.facts) or compare_pair(pad.question, pad.facts)

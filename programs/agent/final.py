@@ -35,7 +35,7 @@ class Finishing:
         if stop in text.INCOMPLETE_STOPS:
             missing.append(text.STOP_CAVEATS[stop])
         reading = self.read(pad)
-        missing_subjects = guard.subjects_missing_from_facts(pad)
+        missing_subjects = self.missing_subjects(pad)
         nothing_found = not pad.facts or bool(missing_subjects)
         if self.profile(pad).evidence_decides and (nothing_found or reading.answerability == "direct"):
             # the evidence decides the answer: a small model's synthesis could only be set aside

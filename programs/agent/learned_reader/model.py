@@ -69,6 +69,11 @@ class ReaderModel(BaseModel):
     answerability: Linear
     threshold: float = Field(ge=0.0, le=1.0)
     """The answerability probability below which the reader abstains, chosen on a dev split."""
+    abstain_on_absent_subject: bool = True
+    """Whether a subject of the question that no passage of the collection names means nothing
+    answers it ("No information found about X"). True where passages name what they are about
+    (titled articles); a collection of sentences that call their subject "it" or "the film" holds
+    answers to questions whose subject it never names. Chosen on a dev split with the threshold."""
     trained_on: dict = Field(default_factory=dict)
     """What it was trained and chosen on: dataset files, splits, question counts, the command."""
     metrics: dict = Field(default_factory=dict)

@@ -42,6 +42,8 @@ class Question:
     facts: list
     answers: tuple[str, ...] = ()
     rows: list[Scored] = field(default_factory=list)
+    subject_absent: bool = False
+    """A subject of the question that no passage of the collection names."""
 
     @property
     def kind(self) -> str:
@@ -159,6 +161,7 @@ class Outcome:
     answerable: bool
     probability: float
     f1: float
+    subject_absent: bool = False
 
 
 def outcomes(reader: ReaderModel, questions: list[Question]) -> list[Outcome]:
@@ -166,24 +169,31 @@ def outcomes(reader: ReaderModel, questions: list[Question]) -> list[Outcome]:
     for q in questions:
         score_rows(q.rows, reader)
         p = reader.answerability.probability(summary_features(q.rows, q.kind)) if q.rows else 0.0
-        found.append(Outcome(q.answerable, p, best_f1(best_span(q), q.answers) if q.answerable else 0.0))
+        found.append(Outcome(q.answerable, p, best_f1(best_span(q), q.answers) if q.answerable else 0.0,
+                             q.subject_absent))
     return found
 
 
-def scores_at(found: list[Outcome], threshold: float) -> dict[str, float]:
+def scores_at(found: list[Outcome], threshold: float, absent_subject_abstains: bool = False) -> dict[str, float]:
     """The reader's own figures at a threshold: F1 on answerables (0 when it abstains), abstention
     on unanswerables, false abstention, and the answer and answerability part of the combined
-    metric (an abstention on an unanswerable question scores both)."""
-    answerable = [o for o in found if o.answerable]
-    unanswerable = [o for o in found if not o.answerable]
-    answered = [o.probability >= threshold for o in found]
+    metric (an abstention on an unanswerable question scores both). With `absent_subject_abstains`,
+    a question whose subject the collection lacks is abstained on whatever the probability, as the
+    program does (`ReaderModel.abstain_on_absent_subject`)."""
+    answered = [o.probability >= threshold and not (absent_subject_abstains and o.subject_absent) for o in found]
+    return figures_of(found, answered)
+
+
+def figures_of(found: list[Outcome], answered: list[bool]) -> dict[str, float]:
+    answerable = [(o, a) for o, a in zip(found, answered) if o.answerable]
+    unanswerable = [(o, a) for o, a in zip(found, answered) if not o.answerable]
     per_question = [(ANSWER_WEIGHT * o.f1 + ANSWERABILITY_WEIGHT) if a and o.answerable else
                     (ANSWER_WEIGHT + ANSWERABILITY_WEIGHT) if not a and not o.answerable else 0.0
                     for o, a in zip(found, answered)]
     return {
-        "f1_answerable": sum(o.f1 for o in answerable if o.probability >= threshold) / max(1, len(answerable)),
-        "abstention": sum(o.probability < threshold for o in unanswerable) / max(1, len(unanswerable)),
-        "false_abstention": sum(o.probability < threshold for o in answerable) / max(1, len(answerable)),
+        "f1_answerable": sum(o.f1 for o, a in answerable if a) / max(1, len(answerable)),
+        "abstention": sum(not a for _, a in unanswerable) / max(1, len(unanswerable)),
+        "false_abstention": sum(not a for _, a in answerable) / max(1, len(answerable)),
         "answer_score": sum(per_question) / max(1, len(found)),
     }
 
