@@ -29,7 +29,7 @@ class AgentOptions:
     format: str = "auto"
     """How replies are asked for: auto, json or chat."""
     profile: str | None = None
-    """small or capable; None: small for the embedded model, capable for any other."""
+    """small or capable; None: small for the embedded model or a GGUF file, else capable until a reply fails a check."""
     corpus: list[str] | None = None
     """JSONL corpora the local tool searches; None: the bundled corpus."""
     tools: str = "local"
