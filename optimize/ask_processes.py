@@ -9,6 +9,7 @@ Each of the first N questions of a labeled set's scored part (its `test` split) 
 question pays the process start (imports, model load, index load) as a user's first question does;
 the start is the wall seconds less the run's own. `--seeds` asks the five seed questions instead
 (no gold: read their answers). Options after `--` go to `deltaseek ask` (another model, a server).
+`--summarize FILE...` prints the summary of rows written before, one line a file.
 Each question's row (wall seconds, the run's own seconds, LM calls, steps, scores) is appended to
 `--out` as it ends; the summary prints medians, p90 and the questions with more than steps + 1 calls.
 """
@@ -67,13 +68,21 @@ def summarize(rows: list[dict]) -> str:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     source = parser.add_mutually_exclusive_group(required=True)
+    source.add_argument("--summarize", nargs="+", metavar="FILE", help="print the summary of these rows files and stop")
     source.add_argument("--dataset", help="a labeled set: its scored part is asked")
     source.add_argument("--seeds", action="store_true", help="the five seed questions, unscored")
     parser.add_argument("--split", default="test")
     parser.add_argument("--limit", type=int, default=30)
-    parser.add_argument("--out", required=True, help="JSONL rows, appended as each question ends")
+    parser.add_argument("--out", help="JSONL rows, appended as each question ends")
     parser.add_argument("ask_options", nargs=argparse.REMAINDER, help="after --: options passed to deltaseek ask")
     args = parser.parse_args(argv)
+    if args.summarize:
+        for path in args.summarize:
+            rows = [json.loads(line) for line in Path(path).read_text(encoding="utf-8").splitlines() if line.strip()]
+            print(f"{path}: {summarize(rows)}")
+        return 0
+    if not args.out:
+        parser.error("--out is required to run questions")
     if args.seeds:
         examples, corpora = [dspy.Example(question=question) for question in SEED_QUESTIONS], []
     else:

@@ -102,3 +102,15 @@ def test_the_timed_tool_and_reader_count_their_seconds_and_change_nothing(tmp_pa
         pred = program(question="When was Tarbury founded?")
     assert pred.tool_calls and clock.search > 0 and clock.reader > 0
     assert "1820" in pred.answer
+
+
+def test_the_ask_process_summary_counts_starts_and_calls_over_the_budget(tmp_path):
+    from deltaseek.optimize.ask_processes import main as ask_processes, summarize
+
+    rows = [{"wall_seconds": w, "seconds": s, "lm_calls": c, "steps": n, "scores": {"token_f1": f}}
+            for w, s, c, n, f in [(4.0, 3.0, 2, 2, 1.0), (6.0, 4.5, 4, 2, 0.0), (5.0, 4.0, 1, 1, 0.5)]]
+    line = summarize(rows)
+    assert "wall median 5.00 s" in line and "start (imports, model and index load) median 1.00 s" in line
+    assert "more than steps + 1 on 1" in line and "token_f1 0.500" in line
+    (tmp_path / "rows.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    assert ask_processes(["--summarize", str(tmp_path / "rows.jsonl")]) == 0
