@@ -6,7 +6,7 @@ import pytest
 
 from deltaseek import AgentSettings, DeltaSeek, run_question
 from deltaseek.optimize.scenario_lms import scenario_lm
-from deltaseek.programs.agent.profile import CAPABLE, SMALL, choose_profile, profile_for
+from deltaseek.programs.agent.profile import CAPABLE, SMALL, choose_profile, profile_for, remember_run
 from deltaseek.programs.lm import configure_lm
 from deltaseek.programs.lm.profile import recorded_profile
 from deltaseek.programs.index import CorpusIndex, Passage
@@ -114,14 +114,31 @@ def test_a_junk_model_is_run_as_the_small_profile_from_its_first_failed_reply(bu
     # the program leads after the replaced move: one step call, compact from there on
     assert engine.calls["step"] == 1 and "`new_evidence`" in engine.prompts[0][1]
     assert all("`caveats`" not in text for kind, text in engine.prompts if kind == "synthesize")
-    assert recorded_profile(lm).name == "small" and recorded_profile(lm).seen
+    assert recorded_profile(lm) is None  # one question's failed reply is not yet the model's habit
 
-    # the LM keeps what was seen: the next question starts small, its first step prompt compact
-    engine.prompts.clear()
+    # a second question that switches too: the LM keeps it, and the third starts small, compact
     with use_lm(lm):
         second = program(question="Who founded the Tarbury bell foundry?")
-    assert second.profile == "small" and "failed a check before" in second.scratchpad.profile_because
+    assert second.scratchpad.profile_because.startswith("switched at step 1")
+    assert recorded_profile(lm).name == "small" and recorded_profile(lm).seen
+    engine.prompts.clear()
+    with use_lm(lm):
+        third = program(question="When did the Tarbury bell foundry close?")
+    assert third.profile == "small" and "failed a check before" in third.scratchpad.profile_because
+    assert "2 of 2 questions switched" in third.scratchpad.profile_because
     assert "`new_evidence`" not in next(text for kind, text in engine.prompts if kind == "step")
+
+
+def test_one_flagged_reply_among_many_questions_does_not_make_a_capable_model_small():
+    lm = scripted_lm(ScriptedEngine(**HELPERS))
+    for switched in (False, True, False, False):
+        remember_run(lm, switched=switched, because="switched at step 1: the query repeats itself")
+    assert recorded_profile(lm) is None
+    remember_run(lm, switched=True, because="switched at step 2: an echoed field name")
+    assert recorded_profile(lm) is None  # 2 of 5 questions: most replies pass
+    for _ in range(2):
+        remember_run(lm, switched=True, because="switched at step 1: an echoed field name")
+    assert recorded_profile(lm).name == "small" and "4 of 7 questions switched" in recorded_profile(lm).because
 
 
 def test_a_reply_that_does_not_parse_switches_the_profile_too(bundled_index, use_lm):

@@ -21,14 +21,13 @@ from deltaseek.programs.agent.final import Finishing
 from deltaseek.programs.agent.learned_reader import ReaderModel, shipped_reader
 from deltaseek.programs.agent.lm_faults import raise_if_fatal, record_lm_fault
 from deltaseek.programs.agent.moves import Move, MoveChecks, move_outputs, trace_what_was_done
-from deltaseek.programs.agent.profile import SMALL, Profile, choose_profile, profile_for
+from deltaseek.programs.agent.profile import SMALL, Profile, choose_profile, profile_for, remember_run
 from deltaseek.programs.agent.program_file import shipped_program_path
 from deltaseek.programs.agent.question import check_question
 from deltaseek.programs.agent.reader import facts_by_relevance
 from deltaseek.programs.agent.saved_state import CALIBRATED_SETTINGS, SavedState
 from deltaseek.programs.agent.scratchpad import Fact, Scratchpad, StepRecord, ToolCall
 from deltaseek.programs.agent.settings import TASK_PROFILES, AgentSettings
-from deltaseek.programs.lm.profile import record_profile
 from deltaseek.programs.tools.base import SearchTool, ToolResult, ToolStatus
 from deltaseek.programs.tools.feedback import format_observation
 from deltaseek.programs.tools.registry import build_tools
@@ -82,9 +81,12 @@ class DeltaSeek(SavedState, MoveChecks, Finishing, dspy.Module):
     def forward(self, question: str) -> dspy.Prediction:
         pad = Scratchpad(question=check_question(question))
         self.begin(pad)
+        following_replies = pad.profile_follows_replies
         stop: StopReason | None = None
         while stop is None:
             stop = self.stop_reason(pad) or self.step(pad)
+        if following_replies and (lm := self.lm()) is not None:
+            remember_run(lm, switched=not pad.profile_follows_replies, because=pad.profile_because)
         return self.finish(pad, stop)
 
     # --- the steps of the loop -------------------------------------------------
@@ -263,14 +265,11 @@ class DeltaSeek(SavedState, MoveChecks, Finishing, dspy.Module):
 
     def saw_junk(self, pad: Scratchpad, why: str) -> None:
         """A reply failed a check: where nobody chose the profile, the run goes on as the small
-        one from here, and the LM keeps it for the next questions of the process (a model whose
-        replies fail once is rarely helped by full prompts on the next question)."""
+        one from here (the LM keeps it for the next questions once most runs switched: `remember_run`)."""
         if not pad.profile_follows_replies:
             return
         pad.profile, pad.profile_follows_replies = SMALL.name, False
         pad.profile_because = f"switched at step {pad.step}: {why}"
-        if (lm := self.lm()) is not None:
-            record_profile(lm, SMALL.name, seen=True, because=why)
         pad.max_searches = self.search_cap(pad)
 
     def search_cap(self, pad: Scratchpad) -> int | None:
