@@ -47,6 +47,15 @@ def test_a_query_of_only_stopwords_or_prompt_names_is_blocked():
     assert guard.block_echo_query("Ohio search", {"search_corpus", "query"}) is None
 
 
+def test_a_query_repeating_a_phrase_is_junk_unless_the_question_repeats_it_as_often():
+    assert guard.repeats_itself("Tarbury Herald Tarbury Herald Tarbury Herald")
+    question = ("The Kell tower is a brick stack near the Kell tower works; how tall was the Kell tower "
+                "before the works closed?")
+    pad = Scratchpad(question=question)
+    assert guard.reject_junk_query(question, pad, set()) is None  # the question quoted whole
+    assert "repeats itself" in guard.reject_junk_query("Kell tower Kell tower Kell tower Kell tower height", pad, set())
+
+
 def test_reroute_from_failed_tool_picks_a_healthy_untried_tool():
     pad = pad_with(("web_search", "Ruby creator", ToolStatus.RATE_LIMITED, 0, 0))
     assert guard.reroute_from_failed_tool(pad, "web_search", "Ruby creator", ["web_search", "wikipedia"]) == "wikipedia"

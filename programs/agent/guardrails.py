@@ -163,13 +163,15 @@ MIN_ITEM_WORDS = 4
 """A caveat or assumption shorter than this is a fragment ("1. Ada Lind"), not a statement."""
 
 
-def repeats_itself(text: str, times: int = 3) -> bool:
+def repeats_itself(text: str, times: int = 3, given: str = "") -> bool:
     """Degenerate output: a run of two to four words that comes back `times` times or more
-    ("The Tarbury Herald (The Tarbury Herald) (The Tarbury Herald ...")."""
-    words = normalize_query(text).split()
+    ("The Tarbury Herald (The Tarbury Herald) (The Tarbury Herald ..."), and more often than in
+    the `given` text it may quote (a question that names one thing three times is quoted whole)."""
+    words, given_words = normalize_query(text).split(), normalize_query(given).split()
     for n in (2, 3, 4):
         grams = [" ".join(words[i:i + n]) for i in range(len(words) - n + 1)]
-        if any(grams.count(g) >= times for g in set(grams)):
+        given_grams = [" ".join(given_words[i:i + n]) for i in range(len(given_words) - n + 1)]
+        if any(grams.count(g) >= times and grams.count(g) > given_grams.count(g) for g in set(grams)):
             return True
     return False
 
@@ -192,7 +194,7 @@ def reject_junk_query(query: str, pad: Scratchpad, reserved_names: set[str]) -> 
         return "the query is empty"
     if echo := block_echo_query(query, reserved_names):
         return echo
-    if REPEATED_RUN.search(query.replace(" ", "")) or repeats_itself(query):
+    if REPEATED_RUN.search(query.replace(" ", "")) or repeats_itself(query, given=pad.question):
         return "the query repeats itself (a run of repeated characters or words)"
     terms = meaningful_tokens(query)
     if not terms & (meaningful_tokens(pad.question) | evidence_tokens(pad)):
