@@ -32,11 +32,16 @@ def use_lm():
 
 
 @pytest.fixture(autouse=True)
-def fresh_schema_probes():
-    """Each test probes its own servers: a port reused by another fake server is another server."""
+def fresh_schema_probes(isolated_cache):
+    """Each test probes its own servers: a port reused by another fake server is another server
+    (so neither the process nor the disk remembers an earlier test's)."""
+    import shutil
+
     from deltaseek.programs.lm import schema_dialect
+    from deltaseek.programs.lm.model_memory import model_memory_dir
 
     schema_dialect.cache_clear()
+    shutil.rmtree(model_memory_dir(), ignore_errors=True)
 
 
 @pytest.fixture(scope="session")

@@ -11,7 +11,7 @@ from deltaseek.errors import LMConfigError
 from deltaseek.programs.lm.adapter import SMALL_MODEL_BOUNDS, GrammarJSONAdapter, ServerJSONAdapter
 from deltaseek.programs.lm.gguf_file import gguf_path, is_packaged_model, looks_like_gguf_path
 from deltaseek.programs.lm.llamacpp import DEFAULT_MAX_TOKENS, LlamaCppEngine, shared_engine
-from deltaseek.programs.lm.profile import record_profile
+from deltaseek.programs.lm.profile import recall_profile, record_profile
 from deltaseek.programs.lm.server import schema_dialect
 
 EMBEDDED_MODEL = "embedded/smollm2-135m-instruct"
@@ -93,7 +93,10 @@ def make_lm(model: str | None = None, api_base: str | None = None, max_tokens: i
             # llama-cpp-python's server ignores (it then generates to the end of its context);
             # litellm's writes `max_tokens`, which every OpenAI-compatible server reads.
             kwargs["engine"] = "litellm"
-    return dspy.LM(model, **kwargs)
+    lm = dspy.LM(model, **kwargs)
+    if api_base:
+        recall_profile(lm, model, api_base)
+    return lm
 
 
 def check_api_base(api_base: str, timeout: float = 5.0) -> None:
@@ -149,7 +152,8 @@ def configure_lm(model: str | None = None, api_base: str | None = None, output_f
     """Make the LM (see `make_lm`) and configure DSPy to use it with its adapter (see `adapter_for`).
     `profile` ("small" or "capable") is recorded on the LM, so every DeltaSeek program run with it
     takes that profile unless its own `AgentSettings.profile` says otherwise; None: the program
-    chooses (small for the embedded model, else by how the model's replies fare)."""
+    chooses (small for the embedded model, else by how the model's replies fare, in this process or,
+    for a served model, in an earlier one: see `model_memory`)."""
     lm = make_lm(model, api_base, **kwargs)
     if profile is not None:
         record_profile(lm, profile)

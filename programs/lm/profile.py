@@ -1,11 +1,14 @@
 """The profile an LM is run with, recorded on the LM object itself: set by whoever configured it
 (`configure_lm(profile=...)`), or seen by the program (a model whose replies failed the checks is
-run as the small profile from then on, for every question of the process)."""
+run as the small profile from then on, for every question of the process). A profile seen for a
+served model is also remembered on disk (`model_memory`), so the next processes start with it."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import Literal
+
+from deltaseek.programs.lm.model_memory import recall_seen_profile, remember_seen_profile
 
 ProfileName = Literal["small", "capable"]
 """`small`: a model whose replies are rarely usable beyond a query (the embedded 135M); `capable`:
@@ -29,8 +32,19 @@ def record_profile(lm, name: ProfileName, seen: bool = False, because: str = "")
     if seen and current is not None and not current.seen:
         return
     setattr(lm, "deltaseek_profile", RecordedProfile(name, seen, because))
+    if seen and (served := getattr(lm, "deltaseek_served_as", None)) is not None:
+        remember_seen_profile(*served, name, because)
 
 
 def recorded_profile(lm) -> RecordedProfile | None:
     found = getattr(lm, "deltaseek_profile", None)
     return found if isinstance(found, RecordedProfile) else None
+
+
+def recall_profile(lm, model: str, api_base: str) -> None:
+    """Give `lm`, the served `model` at `api_base`, the profile seen for it in an earlier process,
+    and let the profile seen from now on be remembered for the next ones."""
+    if (seen := recall_seen_profile(model, api_base)) is not None and seen.name in PROFILE_NAMES:
+        record_profile(lm, seen.name, seen=True, because=f"{seen.because} (seen in an earlier run)")
+    # Set after the recall: a remembered profile is not written again, so it expires when it was seen.
+    setattr(lm, "deltaseek_served_as", (model, api_base))

@@ -1,5 +1,5 @@
-"""What an OpenAI-compatible server (`--api-base`) does with a JSON schema: one probe call, once
-per process.
+"""What an OpenAI-compatible server (`--api-base`) does with a JSON schema: one probe call per
+server and model, its finding remembered for a day (`model_memory`).
 
 Servers differ: llama.cpp's llama-server, Ollama, vLLM and LM Studio take OpenAI's
 `{"type": "json_schema", ...}`; llama-cpp-python's `llama_cpp.server` refuses it (HTTP 500) and
@@ -17,6 +17,7 @@ from typing import NamedTuple
 
 from deltaseek.errors import LMConfigError
 from deltaseek.programs.lm.adapter import DIALECTS, SchemaDialect, wire_format
+from deltaseek.programs.lm.model_memory import recall_dialect, remember_dialect
 
 PROBE_WORD = "deltaseek-schema-probe"
 PROBE_SCHEMA = {"type": "object", "properties": {"probe": {"type": "string", "enum": [PROBE_WORD]}},
@@ -43,7 +44,19 @@ def probe_timeout() -> float:
 @functools.lru_cache(maxsize=32)
 def schema_dialect(api_base: str, model: str, api_key: str | None = None) -> ProbeResult:
     """Which JSON-schema dialect the server at `api_base` enforces for `model` (the name the server
-    knows, without litellm's provider prefix). Cached for the process: one probe per server and model."""
+    knows, without litellm's provider prefix). Cached for the process and remembered on disk for a
+    day: an earlier process's finding costs no call."""
+    if (remembered := recall_dialect(api_base, model)) is not None:
+        dialect, findings = remembered
+        if dialect is None or dialect in DIALECTS:
+            return ProbeResult(dialect, findings)
+    found = probe_schema_dialect(api_base, model, api_key)
+    remember_dialect(api_base, model, found.dialect, found.findings)
+    return found
+
+
+def probe_schema_dialect(api_base: str, model: str, api_key: str | None = None) -> ProbeResult:
+    """Ask the server, in each dialect in turn, for a reply only a schema-held decoder gives."""
     import httpx
 
     url = api_base.rstrip("/") + "/chat/completions"
