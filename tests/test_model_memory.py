@@ -14,7 +14,7 @@ from deltaseek.programs.agent.profile import choose_profile
 from deltaseek.programs.lm import adapter_for, configure_lm, make_lm, schema_dialect
 from deltaseek.programs.lm import model_memory
 from deltaseek.programs.lm.model_memory import recall_seen_profile
-from deltaseek.programs.lm.profile import record_profile, recorded_profile
+from deltaseek.programs.lm.profile import record_profile, recorded_profile, reply_tally
 from deltaseek.programs.tools import LocalCorpusSearch
 from tests.fake_openai import FakeOpenAIServer
 
@@ -63,25 +63,38 @@ def test_a_finding_expires(monkeypatch):
     assert len(server.probes) == 2  # probed once in each process
 
 
-def test_a_model_seen_small_starts_small_in_the_next_process_behind_the_same_server(bundled_index):
+def test_a_model_seen_small_in_earlier_processes_starts_small_behind_the_same_server(bundled_index):
+    """One process per question adds up as the questions of one process do (`remember_run`): one
+    switched run is not yet the model's habit, two are."""
     with FakeOpenAIServer(ECHO, enforces="json_schema") as server, \
             FakeOpenAIServer(ECHO, enforces="json_schema") as other_server:
-        first = run_junk_question(server, bundled_index)
-        assert first.profile == "small" and first.scratchpad.profile_because.startswith("switched at step 1")
+        for _ in range(2):
+            next_process()
+            run = run_junk_question(server, bundled_index)
+            assert run.profile == "small" and run.scratchpad.profile_because.startswith("switched at step 1")
 
         next_process()
         lm = make_lm("openai/smollm2", server.url, cache=False)
         choice = choose_profile(AgentSettings(), lm)
         assert choice.name == "small" and not choice.follows_replies
-        assert choice.because.startswith("the model's replies failed a check before: the query only repeats")
-        second = run_junk_question(server, bundled_index)
-        assert second.profile == "small" and "failed a check before" in second.scratchpad.profile_because
+        assert choice.because.startswith("the model's replies failed a check before: 2 of 2 questions switched")
+        third = run_junk_question(server, bundled_index)
+        assert third.profile == "small" and "failed a check before" in third.scratchpad.profile_because
         assert len(server.probes) == 1  # json_schema, enforced: asked in the first process only
 
         # the same model name at another address, or another model at the same address, is new
         for elsewhere in (make_lm("openai/smollm2", other_server.url), make_lm("openai/other", server.url)):
             assert recorded_profile(elsewhere) is None
             assert choose_profile(AgentSettings(), elsewhere).name == "capable"
+
+
+def test_one_switched_process_is_not_yet_the_models_habit(bundled_index):
+    with FakeOpenAIServer(ECHO, enforces="json_schema") as server:
+        run_junk_question(server, bundled_index)
+        next_process()
+        lm = make_lm("openai/smollm2", server.url, cache=False)
+    assert recorded_profile(lm) is None and reply_tally(lm) == (1, 1)
+    assert choose_profile(AgentSettings(), lm).name == "capable"
 
 
 def test_a_profile_that_was_set_wins_and_is_never_written(bundled_index):
@@ -94,7 +107,10 @@ def test_a_profile_that_was_set_wins_and_is_never_written(bundled_index):
             lm = configure_lm("openai/smollm2", server.url, profile="small")
             assert recall_seen_profile("openai/smollm2", server.url) is None and not recorded_profile(lm).seen
 
-            run_junk_question(server, bundled_index)  # seen small now
+            for _ in range(2):
+                next_process()
+                run_junk_question(server, bundled_index)  # seen small now
+            assert recall_seen_profile("openai/smollm2", server.url) is not None
             lm = configure_lm("openai/smollm2", server.url, profile="capable")
             assert recorded_profile(lm).name == "capable" and not recorded_profile(lm).seen
             assert choose_profile(AgentSettings(), lm).name == "capable"

@@ -14,7 +14,7 @@ from pydantic import BaseModel, ConfigDict
 
 from deltaseek.programs.agent.settings import AgentSettings
 from deltaseek.programs.lm import is_embedded
-from deltaseek.programs.lm.profile import ProfileName, record_profile, recorded_profile
+from deltaseek.programs.lm.profile import ProfileName, record_profile, recorded_profile, tally_run
 
 
 class Profile(BaseModel):
@@ -110,18 +110,11 @@ reply flagged on one question (a check's false alarm on a capable model) must no
 later question its full prompts."""
 
 
-class ReplyTally(NamedTuple):
-    runs: int
-    switched: int
-
-
 def remember_run(lm, switched: bool, because: str) -> None:
     """Count a run whose profile followed the model's replies; once at least
     `SWITCHED_RUNS_TO_REMEMBER` runs and at least half of them switched to the small profile, the
     LM is recorded as seen to be small, and the next questions start small."""
-    before = getattr(lm, "deltaseek_reply_tally", ReplyTally(0, 0))
-    tally = ReplyTally(before.runs + 1, before.switched + switched)
-    setattr(lm, "deltaseek_reply_tally", tally)
+    tally = tally_run(lm, switched)
     if switched and tally.switched >= SWITCHED_RUNS_TO_REMEMBER and 2 * tally.switched >= tally.runs:
         record_profile(lm, SMALL.name, seen=True,
                        because=f"{tally.switched} of {tally.runs} questions switched; the last {because}")

@@ -1,6 +1,7 @@
 """What a process learned about a served model (`--lm PROVIDER/MODEL --api-base URL`), kept on disk
 for the next processes: the JSON-schema dialect its server enforces (`server.schema_dialect`'s
-probe) and the profile its replies were seen to need (`profile.record_profile(..., seen=True)`).
+probe), how many runs with it switched to the small profile (`profile.tally_run`), and the profile
+its replies were seen to need (`profile.record_profile(..., seen=True)`).
 
 A user runs one process per question; without this memory each one pays the probe and a first
 step with the capable profile's full prompt before it switches to small. An entry expires after a
@@ -101,3 +102,15 @@ def recall_seen_profile(model: str, api_base: str) -> SeenProfile | None:
 
 def remember_seen_profile(model: str, api_base: str, name: str, because: str) -> None:
     _write(memory_key("profile", model, api_base), {"name": name, "because": because})
+
+
+def recall_reply_tally(model: str, api_base: str) -> tuple[int, int] | None:
+    """The runs, and of them those that switched to the small profile, in earlier processes."""
+    found = _read(memory_key("tally", model, api_base))
+    if found is None or not all(isinstance(found.get(field), int) for field in ("runs", "switched")):
+        return None
+    return found["runs"], found["switched"]
+
+
+def remember_reply_tally(model: str, api_base: str, runs: int, switched: int) -> None:
+    _write(memory_key("tally", model, api_base), {"runs": runs, "switched": switched})
