@@ -71,6 +71,8 @@ class Run:
     executed: list[tuple[str, str]] = field(default_factory=list)
     hit_budget: bool = False
     lm_calls: int = 0
+    steps: int | None = None
+    """deltaseek's steps (the budget of LM calls is steps + 1); None for the other programs."""
     tokens: int = 0
     seconds: float = 0.0
     followed: tuple[int, int] = (0, 0)
@@ -134,6 +136,7 @@ def run_one(name: str, program: dspy.Module, question: str, log: list, budget: i
     outputs = [run.answer, *(q for _, q in run.executed)]
     if name.startswith("deltaseek"):
         run.hit_budget = pred.stop_reason == "hard_budget"
+        run.steps = pred.steps
         run.followed = followed_feedback(pred)
         outputs += list(pred.caveats) + list(pred.assumptions)
         run.facts_text = " ".join(f"{f.title} {f.text}" for f in pred.scratchpad.facts)
@@ -169,6 +172,9 @@ class Row:
             "hit_budget": sum(r.hit_budget for r in runs),
             "raised": sum(1 for r in runs if r.raised),
             "lm_calls_mean": statistics.fmean(r.lm_calls for r in runs) if runs else 0.0,
+            "lm_calls_max": max((r.lm_calls for r in runs), default=0),
+            "calls_over_steps_plus_one": (sum(r.lm_calls > r.steps + 1 for r in runs if r.steps is not None)
+                                          if any(r.steps is not None for r in runs) else None),
             "tokens_mean": statistics.fmean(r.tokens for r in runs) if runs else 0.0,
             "seconds_median": statistics.median(r.seconds for r in runs) if runs else 0.0,
             "followed_feedback": sum(f for f, _ in followed) / asked if asked else None,
@@ -246,7 +252,8 @@ def compare(examples: list[dspy.Example], tools: list[SearchTool], lm: dspy.Base
 
 COLUMNS = [("answered", "{:.0%}"), ("exact_match", "{:.3f}"), ("token_f1", "{:.3f}"), ("answerability_accuracy", "{:.3f}"),
            ("tool_calls_mean", "{:.1f}"), ("tool_calls_max", "{}"), ("duplicate_executions", "{}"),
-           ("hit_budget", "{}"), ("raised", "{}"), ("lm_calls_mean", "{:.1f}"), ("tokens_mean", "{:.0f}"),
+           ("hit_budget", "{}"), ("raised", "{}"), ("lm_calls_mean", "{:.1f}"), ("lm_calls_max", "{}"),
+           ("calls_over_steps_plus_one", "{}"), ("tokens_mean", "{:.0f}"),
            ("seconds_median", "{:.1f}"), ("followed_feedback", "{:.0%}"), ("echo_rate", "{:.0%}"),
            ("gold_shown", "{:.0%}"), ("gold_shown_in_reach", "{:.0%}"), ("in_reach", "{}"),
            ("abstained_unanswerable", "{:.0%}"), ("false_abstention", "{:.0%}")]

@@ -12,7 +12,7 @@ import pytest
 from deltaseek.cli import main
 
 
-@pytest.mark.parametrize("scenario", ["stubborn", "garbage", "echo"])
+@pytest.mark.parametrize("scenario", ["stubborn", "garbage", "echo", "oracle"])
 def test_deltaseek_holds_its_properties_whatever_the_model(scenario, tmp_path, capsys):
     out = tmp_path / "bench.json"
     uri = f"sqlite:///{tmp_path}/mlflow.db"
@@ -27,6 +27,7 @@ def test_deltaseek_holds_its_properties_whatever_the_model(scenario, tmp_path, c
     assert ours["answered"] == 1.0 and ours["raised"] == 0
     assert ours["tool_calls_max"] <= 5 and ours["hit_budget"] <= 4
     assert ours["echo_rate"] == 0.0
+    assert ours["calls_over_steps_plus_one"] == 0 and table["dspy.ReAct"]["calls_over_steps_plus_one"] is None
     assert "| dspy.ReAct |" in printed and "| deltaseek |" in printed
     mlflow.set_tracking_uri(uri)
     runs = mlflow.search_runs(experiment_names=["deltaseek"])
