@@ -24,6 +24,15 @@ def bundled_index(tmp_path_factory):
 
 
 @pytest.fixture
+def replies_not_cached():
+    """A test whose replies come from the model now and stay out of DSPy's memory cache, where a
+    later test of the same question would find them and count no LM call."""
+    dspy.configure_cache(enable_disk_cache=False, enable_memory_cache=False)
+    yield
+    dspy.configure_cache(enable_disk_cache=False)
+
+
+@pytest.fixture
 def use_lm():
     """Run a test with a given LM under the JSON adapter, restoring DSPy's settings after."""
     def configure(lm):

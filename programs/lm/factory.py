@@ -12,6 +12,7 @@ from deltaseek.programs.lm.adapter import SMALL_MODEL_BOUNDS, GrammarJSONAdapter
 from deltaseek.programs.lm.gguf_file import gguf_path, is_packaged_model, looks_like_gguf_path
 from deltaseek.programs.lm.llamacpp import DEFAULT_MAX_TOKENS, LlamaCppEngine, shared_engine
 from deltaseek.programs.lm.profile import recall_profile, record_profile
+from deltaseek.programs.lm.served import ServedModelEngine, served_at
 from deltaseek.programs.lm.server import schema_dialect
 
 EMBEDDED_MODEL = "embedded/smollm2-135m-instruct"
@@ -25,7 +26,7 @@ an `--api-base` server, one probe call), chat elsewhere."""
 OUTPUT_FORMATS: tuple[str, ...] = ("auto", "json", "chat")
 OPENAI_COMPATIBLE = frozenset({"openai", "hosted_vllm", "lm_studio", "llamafile"})
 """litellm providers that reach an `--api-base` server through OpenAI's chat completions: the
-structured-output probe speaks that protocol."""
+structured-output probe speaks that protocol, and `ServedModelEngine` asks them without litellm."""
 
 
 def embedded_engine() -> LlamaCppEngine:
@@ -74,6 +75,13 @@ def make_lm(model: str | None = None, api_base: str | None = None, max_tokens: i
     if not slash or not name:
         raise LMConfigError(f"--lm {model!r} is not a litellm model string or a GGUF file: write PROVIDER/MODEL, "
                              "e.g. openai/gpt-4o-mini, or a path ending in .gguf")
+    if api_base and provider in OPENAI_COMPATIBLE:
+        if check_reachable:
+            check_api_base(api_base)
+        lm = dspy.LM(model, engine=ServedModelEngine(api_base), temperature=0.0, max_tokens=max_tokens, cache=cache)
+        recall_profile(lm, model, api_base)
+        return lm
+
     import litellm
 
     known = {str(p.value if hasattr(p, "value") else p) for p in litellm.provider_list}
@@ -85,14 +93,6 @@ def make_lm(model: str | None = None, api_base: str | None = None, max_tokens: i
         if check_reachable:
             check_api_base(api_base)
         kwargs["api_base"] = api_base
-        # Local OpenAI-compatible servers need no key, but the client insists on one.
-        if provider == "openai" and not os.environ.get("OPENAI_API_KEY"):
-            kwargs["api_key"] = "not-needed"
-        if provider == "openai":
-            # DSPy's native route writes the limit as OpenAI's `max_completion_tokens`, which
-            # llama-cpp-python's server ignores (it then generates to the end of its context);
-            # litellm's writes `max_tokens`, which every OpenAI-compatible server reads.
-            kwargs["engine"] = "litellm"
     lm = dspy.LM(model, **kwargs)
     if api_base:
         recall_profile(lm, model, api_base)
@@ -123,18 +123,19 @@ def adapter_for(lm: dspy.BaseLM, output_format: OutputFormat = "auto", profile: 
         return dspy.ChatAdapter()
     if is_embedded(lm):
         return GrammarJSONAdapter()
-    if not isinstance(getattr(lm, "engine", None), str):  # a custom engine declares what it takes
-        return dspy.JSONAdapter() if output_format == "json" or lm.supports_response_schema else dspy.ChatAdapter()
     provider, _, name = lm.model.partition("/")
-    api_base = lm.kwargs.get("api_base")
-    if api_base and provider in OPENAI_COMPATIBLE:
-        found = schema_dialect(api_base, name, lm.kwargs.get("api_key") or os.environ.get("OPENAI_API_KEY"))
+    server = served_at(lm)
+    if server and provider in OPENAI_COMPATIBLE:
+        api_base, api_key = server
+        found = schema_dialect(api_base, name, api_key)
         if found.dialect:
             return ServerJSONAdapter(found.dialect, SMALL_MODEL_BOUNDS if profile == "small" else None)
         if output_format == "json":
             raise LMConfigError(f"--format json: the server at {api_base} does not hold replies to a JSON schema "
                                 f"({'; '.join(found.findings)}); use --format chat")
         return dspy.ChatAdapter()
+    if not isinstance(getattr(lm, "engine", None), str):  # a custom engine declares what it takes
+        return dspy.JSONAdapter() if output_format == "json" or lm.supports_response_schema else dspy.ChatAdapter()
     if output_format == "json" or takes_response_schema(lm.model):
         return dspy.JSONAdapter()
     return dspy.ChatAdapter()
