@@ -7,7 +7,8 @@ or, as a function of the request, only some of them.
 deltaseek's start-up structured-output probe (`programs/lm/server.py`) is recorded apart, in
 `probes`, so `requests` holds the program's own calls. By default the server accepts a JSON schema
 and ignores it, as a stuck model would; `enforces="json_schema"` (or `"json_object_schema"`) makes
-it answer a probe in that form as a schema-held decoder does, and refuse the other form."""
+it answer a probe in that form as a schema-held decoder does, and refuse the other form (a
+question in the other form gets HTTP 500, as llama-cpp-python's server answers OpenAI's)."""
 
 from __future__ import annotations
 
@@ -26,6 +27,16 @@ def probe_dialect(request: dict) -> str | None:
     if form.get("schema") == PROBE_SCHEMA:
         return "json_object_schema"
     if (form.get("json_schema") or {}).get("schema") == PROBE_SCHEMA:
+        return "json_schema"
+    return None
+
+
+def schema_form(request: dict) -> str | None:
+    """The dialect a request's schema is written in, or None when it carries no schema."""
+    form = request.get("response_format") or {}
+    if "schema" in form:
+        return "json_object_schema"
+    if "json_schema" in form:
         return "json_schema"
     return None
 
@@ -69,14 +80,21 @@ class FakeOpenAIServer:
                         self._send({"error": {"message": f"response_format {dialect} is not supported"}}, 400)
                         return
                     reply = json.dumps({"probe": PROBE_WORD})
+                if not dialect and server.enforces and schema_form(request) not in (None, server.enforces):
+                    # as llama-cpp-python's server answers OpenAI's form
+                    self._send({"error": {"message": "Internal Server Error"}}, 500)
+                    return
                 status = server.status(request) if callable(server.status) else server.status
                 if status == 429:
                     self._send({"error": {"message": "Rate limit reached for requests", "type": "requests",
                                           "code": "rate_limit_exceeded"}}, status)
                     return
-                if status != 200:
+                if status in (401, 403):
                     self._send({"error": {"message": "Incorrect API key provided", "type": "invalid_request_error",
                                           "code": "invalid_api_key"}}, status)
+                    return
+                if status != 200:
+                    self._send({"error": {"message": f"HTTP {status}", "type": "invalid_request_error"}}, status)
                     return
                 self._send({
                     "id": f"chatcmpl-{len(server.requests)}", "object": "chat.completion", "created": 0,

@@ -11,9 +11,10 @@ import dspy
 import pytest
 
 from deltaseek.errors import LMConfigError
-from deltaseek.programs.lm import make_lm
+from deltaseek.programs.lm import adapter_for, make_lm
+from deltaseek.programs.lm.model_memory import recall_dialect, remember_dialect
 from deltaseek.programs.lm.served import ServedModelEngine, served_at
-from tests.fake_openai import FakeOpenAIServer
+from tests.fake_openai import FakeOpenAIServer, probe_dialect
 from tests.test_startup import modules_after
 
 
@@ -75,3 +76,29 @@ def test_other_providers_behind_a_server_keep_litellm(monkeypatch):
     assert lm.engine == "auto" and served_at(lm) == (server.url, None)
     with pytest.raises(LMConfigError, match="unknown provider 'nosuch'"):
         make_lm("nosuch/model", server.url, cache=False)
+
+
+def test_a_remembered_schema_form_the_server_now_refuses_is_probed_again():
+    """A server restarted within the day with another build: the form remembered from an earlier
+    process is refused (HTTP 500); the engine probes again and the question goes out in the form
+    found now, which is remembered in its place."""
+    with FakeOpenAIServer(json.dumps({"answer": "Tressel"}), enforces="json_object_schema") as server:
+        remember_dialect(server.url, "smollm2", "json_schema", ("json_schema: enforced",))
+        lm = make_lm("openai/smollm2", server.url, cache=False)
+        with dspy.context(lm=lm, adapter=adapter_for(lm)):
+            out = dspy.Predict("question -> answer")(question="Who is it?")
+    assert out.answer == "Tressel"
+    refused, answered = server.requests
+    assert refused["response_format"]["type"] == "json_schema"
+    assert answered["response_format"]["type"] == "json_object" and "schema" in answered["response_format"]
+    assert [probe_dialect(probe) for probe in server.probes] == ["json_schema", "json_object_schema"]
+    assert recall_dialect(server.url, "smollm2")[0] == "json_object_schema"
+
+
+def test_a_refusal_for_another_reason_is_probed_again_once_and_then_raised():
+    with FakeOpenAIServer("{}", enforces="json_schema",
+                          status=lambda request: 200 if probe_dialect(request) else 400) as server:
+        lm = make_lm("openai/smollm2", server.url, cache=False)
+        with dspy.context(lm=lm, adapter=adapter_for(lm)), pytest.raises(Exception):
+            dspy.Predict("question -> answer")(question="Who is it?")
+    assert len(server.requests) == 2 and len(server.probes) == 2  # the first probe, and one again

@@ -57,6 +57,7 @@ class ServedModelEngine:
         self.api_key = api_key
         self._client = None
         self._lock = threading.Lock()
+        self._probed_again: set[str] = set()
 
     @property
     def key(self) -> str:
@@ -84,22 +85,37 @@ class ServedModelEngine:
             return self._client
 
     def complete(self, request: lm15.Request) -> lm15.Response:
+        from deltaseek.programs.lm.server import probe_again
+
         provider, slash, name = request.model.partition("/")
-        wire = replace(request, model=name if slash else provider)
-        wire = replace(wire, config=self.schema_as_the_server_takes_it(wire.model, wire.config))
-        response = self.client().complete(wire)
+        model = name if slash else provider
+        try:
+            response = self.client().complete(self.wire_request(request, model))
+        except (lm15.InvalidRequestError, lm15.ServerError):
+            # A schema form found earlier (remembered for a day) that the server now refuses:
+            # probe again, once per model, and send the question in the form found now.
+            if not carries_schema(request) or model in self._probed_again:
+                raise
+            self._probed_again.add(model)
+            probe_again(self.api_base, model, self.key)
+            response = self.client().complete(self.wire_request(request, model))
         return replace(response, model=request.model)
 
-    def schema_as_the_server_takes_it(self, model: str, config: lm15.Config) -> lm15.Config:
-        form = config.response_format or {}
-        if form.get("type") != "json_schema":
-            return config
+    def wire_request(self, request: lm15.Request, model: str) -> lm15.Request:
+        """`request` for the server: its own model name, the schema in the form it enforces (none
+        when it enforces no form)."""
         from deltaseek.programs.lm.server import schema_dialect
 
-        if schema_dialect(self.api_base, model, self.key).dialect != "json_object_schema":
-            return config
-        extensions = {**(config.extensions or {}), "response_format": {"type": "json_object", "schema": form["schema"]}}
-        return replace(config, response_format=None, extensions=extensions)
+        config = request.config
+        if carries_schema(request):
+            dialect = schema_dialect(self.api_base, model, self.key).dialect
+            if dialect is None:
+                config = replace(config, response_format=None)
+            elif dialect == "json_object_schema":
+                form = {"type": "json_object", "schema": config.response_format["schema"]}
+                config = replace(config, response_format=None, extensions={**(config.extensions or {}),
+                                                                             "response_format": form})
+        return replace(request, model=model, config=config)
 
     def close(self) -> None:
         with self._lock:
@@ -108,6 +124,10 @@ class ServedModelEngine:
                 if close is not None:
                     close()
                 self._client = None
+
+
+def carries_schema(request: lm15.Request) -> bool:
+    return (request.config.response_format or {}).get("type") == "json_schema"
 
 
 def served_at(lm) -> tuple[str, str | None] | None:

@@ -55,6 +55,15 @@ def schema_dialect(api_base: str, model: str, api_key: str | None = None) -> Pro
     return found
 
 
+def probe_again(api_base: str, model: str, api_key: str | None = None) -> ProbeResult:
+    """A fresh probe, remembered in place of the finding before (which the server now refuses: it
+    was restarted with another build, or another model took the name)."""
+    found = probe_schema_dialect(api_base, model, api_key)
+    remember_dialect(api_base, model, found.dialect, found.findings)
+    schema_dialect.cache_clear()
+    return found
+
+
 def probe_schema_dialect(api_base: str, model: str, api_key: str | None = None) -> ProbeResult:
     """Ask the server, in each dialect in turn, for a reply only a schema-held decoder gives."""
     import httpx
