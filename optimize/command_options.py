@@ -12,7 +12,10 @@ KEEP_PROMPTS = "none"
 """The --optimizer that keeps the prompts as they are (no DSPy optimizer runs)."""
 SCENARIO_NAMES = ("stubborn", "garbage", "echo", "oracle")
 """The scripted LMs of `optimize/scenario_lms.py` (SCENARIOS), by name."""
-BUNDLED_SETS = ("seed_set", "musique", "squad2")
+BUNDLED_SETS = ("seed_set", "musique", "squad2", "squad2_articles", "hotpotqa")
+"""The labeled sets the package ships (`deltaseek.bundled.labeled_set`), each a name for `--sets`."""
+SPEED_SETS = ("seed_set", "musique", "squad2")
+"""The sets `bench --speed` times by default."""
 OUTPUT_FORMATS = ("auto", "json", "chat")
 """`programs.lm.OUTPUT_FORMATS`, listed here so the parser needs no LM module (a test keeps them equal)."""
 RULE_READER = "rules"
@@ -84,9 +87,9 @@ def add_speed_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--sizes", type=int, nargs="+", default=[1_000, 100_000], help="index sizes in passages")
     parser.add_argument("--skip-agents", action="store_true",
                         help="only the model and index figures, not the labeled sets' questions")
-    parser.add_argument("--sets", nargs="+", default=list(BUNDLED_SETS),
-                        help="labeled sets whose scored parts are timed: bundled names or files (default: "
-                             f"{' '.join(BUNDLED_SETS)}; --dataset: that set alone)")
+    parser.add_argument("--sets", nargs="+", default=list(SPEED_SETS),
+                        help=f"labeled sets whose scored parts are timed: bundled names ({', '.join(BUNDLED_SETS)}) "
+                             f"or files (default: {' '.join(SPEED_SETS)}; --dataset: that set alone)")
     parser.add_argument("--prefix-reuse", action="store_true",
                         help="also the seed questions with prompt-prefix reuse off and on, side by side")
     parser.add_argument("--paths-only", action="store_true",

@@ -2,7 +2,8 @@
 paired bootstrap 95% interval (`deltaseek evaluate --compare A B`; for two results files that
 exist already, `python -m deltaseek.optimize.paired A.jsonl B.jsonl`).
 
-The rows are `evaluate.evaluate_program`'s per-example rows, paired by example id: each resample
+The rows are `evaluate.evaluate_program`'s per-example rows (or `bench --speed`'s, one set's
+rows of its results file), paired by example id: each resample
 draws the same questions for both programs, so a question hard for both weighs on neither side of
 the difference (scipy.stats.bootstrap with `paired=True`). The intervals are percentile
 intervals: the metrics are 0/1 or few-valued per question, and where every question agrees
@@ -34,7 +35,11 @@ RESAMPLES = 9999
 
 
 def unanswerable(row: dict) -> bool:
-    return (row.get("gold") or {}).get("answerability") == "unlikely"
+    """`evaluate`'s rows hold the gold record; `bench --speed`'s say whether it is `answerable`."""
+    if "answerable" in row:
+        return not row["answerable"]
+    gold = row.get("gold")
+    return isinstance(gold, dict) and gold.get("answerability") == "unlikely"
 
 
 @dataclass(frozen=True)

@@ -419,7 +419,7 @@ def test_the_trace_a_demo_is_bootstrapped_from_holds_what_the_program_did(bundle
 
 
 def test_a_rejected_query_is_never_handed_back_when_the_program_has_no_move_left(bundled_index, use_lm):
-    """Issue 19 item 6: with every strategy used and nothing left to search, a junk query the
+    """With every strategy used and nothing left to search, a junk query the
     checks rejected gives way to the answer, not to itself."""
     from deltaseek.programs.agent.deltaseek import Move
     from deltaseek.programs.agent.scratchpad import Scratchpad, ToolCall, StepRecord
@@ -452,7 +452,7 @@ def junk_after_first_query(text: str) -> dict:
 
 @pytest.mark.parametrize("limit, step_calls", [(None, 2), (0, None)])
 def test_small_profile_program_leads_after_a_replaced_move(use_lm, limit, step_calls):
-    """Issue 23: once the checks replaced the small model's move, the model is not asked for moves
+    """Once the checks replaced the small model's move, the model is not asked for moves
     again (its step calls cost seconds for nothing); it is still asked with limit 0."""
     engine = ScriptedEngine(step=junk_after_first_query, synthesize=lambda _: synth("unknown"))
     pred = run(engine, [LocalCorpusSearch(CorpusIndex.build(TARBURY))], "Who founded the Tarbury bell foundry?",
@@ -472,7 +472,7 @@ def test_small_profile_program_leads_after_a_replaced_move(use_lm, limit, step_c
 @pytest.mark.parametrize("profile, caps, capped", [("small", None, True), ("small", False, False),
                                                    ("capable", None, False), ("capable", True, True)])
 def test_a_lookup_gets_one_search_and_one_refinement_where_the_kind_caps_searches(use_lm, profile, caps, capped):
-    """Issue 22: a lookup asks for one fact of one thing; by default the small profile stops it after
+    """A lookup asks for one fact of one thing; by default the small profile stops it after
     two searches (TASK_SEARCH_CAPS), and says so; a capable model decides itself when to answer."""
     engine = ScriptedEngine(classify=classify("lookup"), step=junk_after_first_query,
                             synthesize=lambda _: synth("unknown"))

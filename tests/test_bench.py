@@ -1,4 +1,4 @@
-"""Issue 10: `deltaseek bench` on the scripted scenarios. Whatever the model does, deltaseek runs no
+"""`deltaseek bench` on the scripted scenarios. Whatever the model does, deltaseek runs no
 call twice, answers every question and stays within its budget; for dspy.ReAct and ReActV2 the
 test only records what happened (the table). The echo scenario leaves every query and answer
 to the program itself: its floor holds the same properties."""

@@ -1,4 +1,4 @@
-"""Issue 19: the reader's abstention threshold is calibrated on labeled data with unanswerable
+"""The reader's abstention threshold is calibrated on labeled data with unanswerable
 questions, reproduced by a command, and saved with a compiled program."""
 
 import json

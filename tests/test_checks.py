@@ -1,4 +1,4 @@
-"""Issue 19: checks name a failure, and only a named failure replaces. A scripted capable model's
+"""Checks name a failure, and only a named failure replaces. A scripted capable model's
 right answer of every kind comes through as it wrote it; junk is replaced, with the reason recorded.
 All passages are hand-written and come from no dataset."""
 

@@ -1,4 +1,4 @@
-"""Issue 8: a model that answers every field with junk (field names, numbers, DSPy's placeholder,
+"""A model that answers every field with junk (field names, numbers, DSPy's placeholder,
 copied sentences) never gets its junk into a search or in front of a user, and the guardrails
 alone still reach the seed cases' answers from the bundled corpus."""
 

@@ -1,4 +1,4 @@
-"""Issue 11, hardening: nothing lost, nothing misreported, under faults and bad input.
+"""Hardening: nothing lost, nothing misreported, under faults and bad input.
 
 One test (or a few) per numbered item of the issue; the signal items (2 and 6) run real
 processes in test_interrupts.py. Agent behaviour runs on scripted LMs (tests/scripted.py) or

@@ -1,4 +1,4 @@
-"""Issue 24, hardening 2: a cache that cannot hold another file's content, LM faults named as
+"""Hardening 2: a cache that cannot hold another file's content, LM faults named as
 what they are, questions of invisible characters, JSON errors said once, small labeled sets.
 
 One test (or a few) per numbered item of the issue; the weak tests of item 5 were made strong

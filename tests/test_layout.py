@@ -137,6 +137,13 @@ def test_datasets_is_data_only():
     assert not list((ROOT / "datasets").rglob("*.py")), "datasets/ must never become a package"
 
 
+def test_every_labeled_set_shipped_is_a_name_the_commands_take():
+    from deltaseek.optimize.command_options import BUNDLED_SETS, SPEED_SETS
+
+    assert sorted(BUNDLED_SETS) == sorted(path.stem for path in (ROOT / "datasets").glob("*.jsonl"))
+    assert set(SPEED_SETS) <= set(BUNDLED_SETS)
+
+
 @pytest.fixture(scope="session")
 def wheel(tmp_path_factory) -> Path:
     out = tmp_path_factory.mktemp("wheel")

@@ -1,4 +1,4 @@
-"""Issue 8, multi-hop questions: the bridge a question names only through another passage ("the
+"""Multi-hop questions: the bridge a question names only through another passage ("the
 association which published X") is resolved from the facts, searched as the next hop, and the
 answer read from that hop's passage. Hand-written passages, no LM."""
 

@@ -1,4 +1,4 @@
-"""Issue 22: two programs compared on the same questions (`deltaseek evaluate --compare A B`): each
+"""Two programs compared on the same questions (`deltaseek evaluate --compare A B`): each
 metric for both, B - A and its paired bootstrap 95% interval; both runs in one MLflow experiment."""
 
 import json
@@ -63,6 +63,19 @@ def test_abstentions_are_counted_on_their_own_questions():
     assert one["combined"]["low"] is None and one["abstention_on_unanswerable"]["a"] is None
     text = format_paired(paired_table(a, b), "default", "tuned.json")
     assert "A = default" in text and "| abstention_on_unanswerable | 2 | 0.000 | 1.000 | +1.000 |" in text
+
+
+def test_bench_speed_rows_pair_as_evaluate_rows_do():
+    """`bench --speed` writes the gold as text and says whether it is answerable."""
+    def speed_row(number, combined, answer="Ada Lind", answerable=True):
+        return {**row(number, combined, answer), "gold": "Ada Lind" if answerable else "", "answerable": answerable}
+
+    no_info = "No information found about the tunnel: no passage found mentions it."
+    a = [speed_row(1, 1.0), speed_row(2, 0.0, answerable=False), speed_row(3, 0.0, no_info)]
+    b = [speed_row(1, 1.0), speed_row(2, 1.0, no_info, answerable=False), speed_row(3, 1.0)]
+    table = by_metric(paired_table(a, b))
+    assert (table["abstention_on_unanswerable"]["n"], table["abstention_on_unanswerable"]["b"]) == (1, 1.0)
+    assert (table["false_abstention"]["n"], table["false_abstention"]["a"], table["false_abstention"]["b"]) == (2, 0.5, 0.0)
 
 
 def test_results_that_share_no_question_are_refused():

@@ -1,4 +1,4 @@
-"""Issue 22: a compiled program carries the settings measured with its prompts (calibrated or tuned),
+"""A compiled program carries the settings measured with its prompts (calibrated or tuned),
 files saved before it load as they did, and `deltaseek.shipped_program()` returns the packaged program."""
 
 import json

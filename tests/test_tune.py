@@ -1,4 +1,4 @@
-"""Issue 22: the program's settings tuned with optuna on labeled examples, each trial a nested MLflow
+"""The program's settings tuned with optuna on labeled examples, each trial a nested MLflow
 run, and `deltaseek optimize --tune-settings N` (also with `--optimizer none`, the settings alone)."""
 
 import json
