@@ -21,7 +21,6 @@ import pydantic
 
 from deltaseek.programs.lm.grammar import bound_schema
 from deltaseek.programs.lm.profile import recorded_profile
-from deltaseek.programs.lm.served import ServedModelEngine
 from deltaseek.signatures.guidance import COMPACT_STRUCTURE
 
 SchemaDialect = Literal["json_schema", "json_object_schema"]
@@ -78,8 +77,9 @@ class ServerJSONAdapter(GrammarJSONAdapter):
         bounds = self.bounds or (SMALL_MODEL_BOUNDS if runs_small(lm) else None)
         if bounds:
             schema = bound_schema(schema, *bounds)
-        # `ServedModelEngine` writes the server's form itself; DSPy's request carries OpenAI's.
-        dialect = "json_schema" if isinstance(getattr(lm, "engine", None), ServedModelEngine) else self.dialect
+        # An engine that writes the server's form itself (`ServedModelEngine`) takes OpenAI's from DSPy.
+        writes_form = getattr(getattr(lm, "engine", None), "writes_schema_form", False)
+        dialect = "json_schema" if writes_form else self.dialect
         lm_kwargs["response_format"] = wire_format(schema, dialect)
 
 

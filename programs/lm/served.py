@@ -51,6 +51,8 @@ class ServedModelEngine:
     supports_function_calling = False
     supports_reasoning = False
     supported_params = frozenset({"temperature", "max_tokens", "response_format", "stop", "top_p"})
+    writes_schema_form = True
+    """It takes OpenAI's `json_schema` form from DSPy and writes the form the server enforces."""
 
     def __init__(self, api_base: str, api_key: str | None = None):
         self.api_base = api_base.rstrip("/")
