@@ -8,7 +8,8 @@ question as the query, the `READ_PASSAGES` best passages of its corpus), propose
 trains the ranker and the answerability model on train, and chooses the threshold on dev within
 `--max-false-abstention`. The test split is never read. `deltaseek optimize` calls
 `reader_for_dataset` to train a reader on a user's set, and to choose on its dev split whether a
-subject its collection never names means the question has no answer there.
+subject its collection never names means the question has no answer there, and whether the reader
+reads questions that name no answer type.
 """
 
 from __future__ import annotations
@@ -110,7 +111,10 @@ def reader_for_dataset(dataset: str, corpus: list[str] | None = None,
     abstains, kept, answered = choose_absent_subject_rule(choices[best], parts["dev"])
     figures[f"{best}, a subject the collection lacks: abstain"] = kept
     figures[f"{best}, a subject the collection lacks: read on"] = answered
-    chosen = choices[best].model_copy(update={"abstain_on_absent_subject": abstains,
+    reads, read, left = choose_untyped_rule(choices[best], parts["dev"], abstains)
+    figures[f"{best}, a question naming no type: read"] = read
+    figures[f"{best}, a question naming no type: left to the model"] = left
+    chosen = choices[best].model_copy(update={"abstain_on_absent_subject": abstains, "reads_untyped": reads,
                                               "trained_on": {**choices[best].trained_on, "chosen_as": best}})
     return chosen, figures
 
@@ -125,18 +129,33 @@ def choose_absent_subject_rule(reader: ReaderModel, dev: list[Question]) -> tupl
     return answered["answer_score"] <= kept["answer_score"], kept, answered
 
 
+def choose_untyped_rule(reader: ReaderModel, dev: list[Question], absent_subject_abstains: bool = True
+                        ) -> tuple[bool, dict, dict]:
+    """Whether the reader reads a question that names no answer type (`ReaderModel.reads_untyped`):
+    kept unless leaving such questions to the model scores better on the dev split (a tie keeps
+    it; the small model's answers to them rarely pass the checks, so leaving one is counted as an
+    abstention); and the dev figures both ways."""
+    found = outcomes(reader, dev)
+    read = scores_at(found, reader.threshold, absent_subject_abstains)
+    left = scores_at(found, reader.threshold, absent_subject_abstains, untyped_left=True)
+    return left["answer_score"] <= read["answer_score"], read, left
+
+
 def train_reader_into(program, dataset: str, corpus: list[str] | None = None) -> dict[str, float]:
     """`deltaseek optimize --train-reader`: the best reader for the dataset (`reader_for_dataset`)
     becomes the program's, saved with it; its dev figures, printed and returned as metrics."""
     reader, figures = reader_for_dataset(dataset, corpus)
     program.reader = reader
+    best = reader.trained_on["chosen_as"]
     rule = "abstain" if reader.abstain_on_absent_subject else "read on"
+    untyped = "read" if reader.reads_untyped else "left to the model"
     for name, row in figures.items():
-        chosen = " (chosen)" if name in (reader.trained_on["chosen_as"], f"{reader.trained_on['chosen_as']}, a subject "
-                                         f"the collection lacks: {rule}") else ""
+        chosen = " (chosen)" if name in (best, f"{best}, a subject the collection lacks: {rule}",
+                                         f"{best}, a question naming no type: {untyped}") else ""
         print(f"reader {name}{chosen}: dev " + ", ".join(f"{k} {v:.3f}" for k, v in row.items()))
     return {f"reader_dev_{k}": v for k, v in figures[reader.trained_on["chosen_as"]].items()} | {
-        "reader_threshold": reader.threshold, "reader_abstains_on_absent_subject": float(reader.abstain_on_absent_subject)}
+        "reader_threshold": reader.threshold, "reader_abstains_on_absent_subject": float(reader.abstain_on_absent_subject),
+        "reader_reads_untyped": float(reader.reads_untyped)}
 
 
 def main(argv: list[str] | None = None) -> None:

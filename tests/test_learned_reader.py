@@ -14,7 +14,7 @@ import pytest
 from deltaseek.bundled import datasets_dir, labeled_set
 from deltaseek.errors import ProgramFileError
 from deltaseek.programs.agent import DeltaSeek
-from deltaseek.programs.agent.evidence import read_evidence
+from deltaseek.programs.agent.evidence import asks_what_a_name_is, read_evidence
 from deltaseek.programs.agent.learned_reader import extract_answer, load_reader, shipped_reader
 from deltaseek.programs.agent.learned_reader.candidates import Candidate, phrases, sentence_candidates
 from deltaseek.programs.agent.learned_reader.features import (FEATURES, clause_subject, question_view, rarity,
@@ -316,3 +316,31 @@ def test_a_sentence_of_a_passage_on_another_thing_answers_only_if_it_names_the_s
     assert extract_answer("Who designed Tern?", facts, shipped_reader()) == []
     facts.append(fact("u", "Tern (compiler): history", "Ben Orr designed Tern while teaching in Kell."))
     assert [e.span for e in extract_answer("Who designed Tern?", facts, shipped_reader())] == ["Ben Orr"]
+
+
+def test_a_learned_reader_reads_a_question_naming_no_answer_type_and_leaves_a_definition_to_the_model():
+    facts = [fact("v", "Vey Bridge", "The Vey Bridge crosses the Vey river. Its builders sank the piers into "
+                  "granite bedrock.")]
+    question = "What did the builders sink the piers into?"
+    reading = read_evidence(searched_pad(question, facts), reader=shipped_reader().model_copy(update={"threshold": 0.0}))
+    assert reading.answerability == "direct" and "granite" in reading.spans[0].span
+    never = shipped_reader().model_copy(update={"threshold": 1.0})
+    assert read_evidence(searched_pad(question, facts), reader=never).answerability == "unknown"  # unsure: abstains
+    assert read_evidence(searched_pad(question, facts)).answerability == "untyped"  # the rule reader leaves it to the LM
+    leaving = shipped_reader().model_copy(update={"threshold": 0.0, "reads_untyped": False})
+    assert read_evidence(searched_pad(question, facts), reader=leaving).answerability == "untyped"
+    definition = searched_pad("What is the Vey Bridge?", facts)
+    assert read_evidence(definition, reader=shipped_reader()).answerability == "untyped"
+    assert asks_what_a_name_is("Who was Ida Brann?") and not asks_what_a_name_is("What is the capital of Tarn?")
+
+
+def test_questions_naming_no_type_are_read_unless_the_dev_split_says_leaving_them_scores_better():
+    from deltaseek.optimize.train_reader import choose_untyped_rule
+    facts = [fact("v", "Vey Bridge", "The Vey Bridge crosses the Vey river. Its builders sank the piers into "
+                  "granite bedrock.")]
+    reader = shipped_reader().model_copy(update={"threshold": 0.0})
+    answerable = [Question("q1", "What did the builders sink the piers into?", facts, ("granite bedrock",))]
+    assert choose_untyped_rule(reader, prepare(answerable))[0] is True
+    unanswerable = [Question("q2", "What did the builders paint the piers with?", facts)]
+    reads, read, left = choose_untyped_rule(reader, prepare(unanswerable))
+    assert reads is False and left["abstention"] == 1.0 and read["abstention"] == 0.0

@@ -9,15 +9,13 @@ model could not be used). The caveats say which happened and why.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from typing import Any
 
 from deltaseek.programs.agent.checks import is_abstention
-from deltaseek.programs.agent.evidence import Reading, extracted_answer, proxy_answer
+from deltaseek.programs.agent.evidence import Reading, asks_in_english, extracted_answer, proxy_answer
 from deltaseek.programs.agent.fallbacks import best_effort_fact
 from deltaseek.programs.agent.scratchpad import Scratchpad
-from deltaseek.programs.text import QUESTION_WORDS
 from deltaseek.signatures import ANSWERABILITY, StopReason
 from deltaseek.signatures import guidance as text
 
@@ -88,12 +86,6 @@ def program_answer(pad: Scratchpad, reading: Reading) -> FinalAnswer:
                            [best.source], "unknown")
     return FinalAnswer(f"The passages found do not state the answer. Closest evidence{_titled(best.title)}: "
                        f"{best.text[:300]}", "evidence", [best.source], label)
-
-
-def asks_in_english(question: str) -> bool:
-    """Whether the question holds an English question word ("what", "who", "is", ...): the words
-    the reader types a question by."""
-    return bool(set(re.findall(r"[a-z]+", question.lower())) & QUESTION_WORDS)
 
 
 def _titled(title: str) -> str:

@@ -49,6 +49,30 @@ def abstains_on_absent_subject(reader: ReaderModel | None) -> bool:
     return reader is None or reader.abstain_on_absent_subject
 
 
+def reads_untyped(question: str, kinds: list[str], reader: ReaderModel | None) -> bool:
+    """Whether the reader reads a question that names no answer type ("What did the treaty end?"):
+    a learned reader does (`ReaderModel.reads_untyped`), for it was trained on such questions and
+    its answerability model and threshold decide whether a phrase it finds answers them. Left to the LM's label: the rule
+    reader's questions, a yes/no question, a question in another language, and one asking what a
+    named thing is ("What is Tern?" asks for a description, not a phrase of a passage)."""
+    return (reader is not None and reader.reads_untyped and "yes_no" not in kinds and asks_in_english(question)
+            and not asks_what_a_name_is(question))
+
+
+def asks_what_a_name_is(question: str) -> bool:
+    """Whether the question asks what or who a named thing is and nothing more: "What is Tern?",
+    "Who was Ida Brann?" (not "What is the capital of Tarn?", which asks for a span)."""
+    match = _COPULAR_QUESTION.match(question)
+    words = re.findall(r"[\w'’.-]+", match.group(2)) if match else []
+    return bool(words) and all(w[:1].isupper() or w[:1].isdigit() or w.lower() in stopwords() for w in words)
+
+
+def asks_in_english(question: str) -> bool:
+    """Whether the question holds an English question word ("what", "who", "is", ...): the words
+    the reader types a question by."""
+    return bool(set(re.findall(r"[a-z]+", question.lower())) & QUESTION_WORDS)
+
+
 def read_evidence(pad: Scratchpad, min_confidence: float = 0.0, by_type: Mapping[str, float] | None = None,
                   reader: ReaderModel | None = None) -> Reading:
     """The program's reading of the facts: a typed span per part of the question whose sentence
@@ -65,7 +89,7 @@ def read_evidence(pad: Scratchpad, min_confidence: float = 0.0, by_type: Mapping
     if compared:  # two named things and an attribute: each side read, the answer from the comparison
         return Reading(spans=[compared], answerability="direct")
     kinds = expected_answer_types(pad.question)
-    if set(kinds) <= {"other", "yes_no"}:
+    if set(kinds) <= {"other", "yes_no"} and not reads_untyped(pad.question, kinds, reader):
         if unfollowed_bridge(pad):
             return Reading(answerability="unknown")  # whatever the LM claims, a hop is still to search
         return Reading(answerability="untyped")  # no span type to look for: the evidence cannot decide

@@ -74,6 +74,11 @@ class ReaderModel(BaseModel):
     answers it ("No information found about X"). True where passages name what they are about
     (titled articles); a collection of sentences that call their subject "it" or "the film" holds
     answers to questions whose subject it never names. Chosen on a dev split with the threshold."""
+    reads_untyped: bool = True
+    """Whether the reader reads a question that names no answer type ("What did the treaty end?")
+    and answers it above the threshold, rather than leaving it to the model's answer. True where
+    the dev split's answer score says reading them does better than leaving them (a set whose
+    such questions are mostly unanswerable says otherwise). Chosen on a dev split with the threshold."""
     trained_on: dict = Field(default_factory=dict)
     """What it was trained and chosen on: dataset files, splits, question counts, the command."""
     metrics: dict = Field(default_factory=dict)

@@ -162,6 +162,8 @@ class Outcome:
     probability: float
     f1: float
     subject_absent: bool = False
+    names_no_type: bool = False
+    """The question names no answer type (`other`): the program reads it only with `reads_untyped`."""
 
 
 def outcomes(reader: ReaderModel, questions: list[Question]) -> list[Outcome]:
@@ -170,17 +172,20 @@ def outcomes(reader: ReaderModel, questions: list[Question]) -> list[Outcome]:
         score_rows(q.rows, reader)
         p = reader.answerability.probability(summary_features(q.rows, q.kind)) if q.rows else 0.0
         found.append(Outcome(q.answerable, p, best_f1(best_span(q), q.answers) if q.answerable else 0.0,
-                             q.subject_absent))
+                             q.subject_absent, q.kind == "other"))
     return found
 
 
-def scores_at(found: list[Outcome], threshold: float, absent_subject_abstains: bool = False) -> dict[str, float]:
+def scores_at(found: list[Outcome], threshold: float, absent_subject_abstains: bool = False,
+              untyped_left: bool = False) -> dict[str, float]:
     """The reader's own figures at a threshold: F1 on answerables (0 when it abstains), abstention
     on unanswerables, false abstention, and the answer and answerability part of the combined
     metric (an abstention on an unanswerable question scores both). With `absent_subject_abstains`,
     a question whose subject the collection lacks is abstained on whatever the probability, as the
-    program does (`ReaderModel.abstain_on_absent_subject`)."""
-    answered = [o.probability >= threshold and not (absent_subject_abstains and o.subject_absent) for o in found]
+    program does (`ReaderModel.abstain_on_absent_subject`); with `untyped_left`, so is a question
+    naming no answer type (left to the model, which the reader cannot count on: `reads_untyped`)."""
+    answered = [o.probability >= threshold and not (absent_subject_abstains and o.subject_absent)
+                and not (untyped_left and o.names_no_type) for o in found]
     return figures_of(found, answered)
 
 
