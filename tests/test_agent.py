@@ -98,6 +98,29 @@ def test_xyzzyville_stops_quickly_with_no_information_found(bundled_index, use_l
     assert "12,000" not in pred.answer
 
 
+@pytest.mark.parametrize("profile", ["capable", "small"])
+def test_a_search_for_a_misspelt_name_that_finds_nothing_does_not_end_the_run(use_lm, profile):
+    """A model that misspells the question's subject in its query ("Whitnesh") finds nothing and
+    calls the question unanswerable; nothing read says so, the subject is in the collection, so
+    the program searches on, and the answer comes from what was found (the model's, or on the
+    small profile the reader's)."""
+    index = CorpusIndex.build([
+        Passage(id="w", title="Whitnash", text="Whitnash is a market town on the river Leam, south of Harbury."),
+        Passage(id="h", title="Harbury", text="Harbury is a village of limestone quarries and a windmill.")])
+    engine = ScriptedEngine(
+        classify=classify("lookup"),
+        step=lambda _: step("Whitnesh river town", answerability="unlikely"),
+        judge=lambda _: {"answerability": "unlikely", "reason": "no passage was found"},
+        synthesize=lambda prompt: synth("The river Leam.", ["w"]) if "Leam" in prompt else
+        synth("No information found.", answerability="unlikely"))
+    pred = run(engine, [LocalCorpusSearch(index)], "Which river flows through Whitnash?", use_lm, profile=profile)
+
+    ran = executed(pred)
+    assert ran[0]["args"]["query"] == "Whitnesh river town" and ran[0]["status"] == "no_results"
+    assert len(ran) >= 2 and ran[1]["result_count"] > 0, ran
+    assert "Leam" in pred.answer and pred.answerability == "direct", (pred.answer, pred.answerability)
+
+
 def rate_limited_web() -> ScriptedWeb:
     return ScriptedWeb(lambda query, _n: ToolResult(tool="web_search", query=query,
                                                    status=ToolStatus.RATE_LIMITED, note="HTTP 429"))

@@ -82,9 +82,13 @@ def read_evidence(pad: Scratchpad, min_confidence: float = 0.0, by_type: Mapping
     calls = pad.executed_calls
     if not pad.facts and calls and all(c.status.failed for c in calls):
         return Reading(answerability="unknown")  # the tools failed: nothing is known about the question yet
-    if not pad.facts or abstains_on_absent_subject(reader) and guard.subjects_missing_from_facts(pad):
-        # "no source mentions it" holds only once a search has asked for it
+    missing = abstains_on_absent_subject(reader) and guard.subjects_missing_from_facts(pad)
+    if missing:  # "no source mentions it" holds only once a search has asked for it
         return Reading(answerability="unknown" if guard.unsearched_subjects(pad) else "unlikely")
+    if not pad.facts:
+        # Searches that found nothing for words the question does not hold (a model's misspelt or
+        # invented name: "Whitnash" asked as "Whitnesh") say nothing of the question: search on.
+        return Reading(answerability="unknown")
     compared = compare_options(pad.question, pad.facts) or compare_pair(pad.question, pad.facts)
     if compared:  # two named things and an attribute: each side read, the answer from the comparison
         return Reading(spans=[compared], answerability="direct")
