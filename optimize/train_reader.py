@@ -153,7 +153,7 @@ def train_reader_into(program, dataset: str, corpus: list[str] | None = None) ->
         chosen = " (chosen)" if name in (best, f"{best}, a subject the collection lacks: {rule}",
                                          f"{best}, a question naming no type: {untyped}") else ""
         print(f"reader {name}{chosen}: dev " + ", ".join(f"{k} {v:.3f}" for k, v in row.items()))
-    return {f"reader_dev_{k}": v for k, v in figures[reader.trained_on["chosen_as"]].items()} | {
+    return {f"reader_dev_{k}": v for k, v in figures[best].items()} | {
         "reader_threshold": reader.threshold, "reader_abstains_on_absent_subject": float(reader.abstain_on_absent_subject),
         "reader_reads_untyped": float(reader.reads_untyped)}
 

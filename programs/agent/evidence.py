@@ -52,9 +52,10 @@ def abstains_on_absent_subject(reader: ReaderModel | None) -> bool:
 def reads_untyped(question: str, kinds: list[str], reader: ReaderModel | None) -> bool:
     """Whether the reader reads a question that names no answer type ("What did the treaty end?"):
     a learned reader does (`ReaderModel.reads_untyped`), for it was trained on such questions and
-    its answerability model and threshold decide whether a phrase it finds answers them. Left to the LM's label: the rule
-    reader's questions, a yes/no question, a question in another language, and one asking what a
-    named thing is ("What is Tern?" asks for a description, not a phrase of a passage)."""
+    its answerability model and threshold decide whether a phrase it finds answers them. Left to
+    the LM's label: the rule reader's questions, a yes/no question, a question in another
+    language, and one asking what a named thing is ("What is Tern?" asks for a description, not a
+    phrase of a passage)."""
     return (reader is not None and reader.reads_untyped and "yes_no" not in kinds and asks_in_english(question)
             and not asks_what_a_name_is(question))
 
