@@ -1,0 +1,223 @@
+"""Reader variants tried on the training articles only: the record's reader-level tables.
+
+    python docs/experiments/reader_variants.py ranker       # leave-one-article-out top-1 F1 of each ranker
+    python docs/experiments/reader_variants.py synthetic    # synthetic unanswerables: transfer to an unseen article
+    python docs/experiments/reader_variants.py losses       # where the shipped ranker loses the gold
+
+Both read the shipped reader's train and dev splits (`train_reader.dataset_questions`; cached in
+`results/reader-questions.pkl`, a file this script alone writes and reads); SQuAD's scored
+articles are never read. `ranker` holds out each SQuAD training article in turn (MuSiQue's and the
+seed set's train splits always train) and scores the ranker's best candidate on its answerable
+questions, no abstention. `synthetic` trains without the one article whose questions include
+unanswerable ones, then scores the answerability model on that article's questions.
+"""
+
+from __future__ import annotations
+
+import bisect
+import collections
+import json
+import pickle
+import random
+import re
+import sys
+from pathlib import Path
+
+import dspy
+import numpy as np
+from sklearn.metrics import roc_auc_score
+
+from deltaseek.bundled import labeled_set
+from deltaseek.optimize.convert_squad2 import DEFAULT_SOURCE, SOURCE_FILE
+from deltaseek.optimize.evaluate import corpora_for, load_dataset, select
+from deltaseek.optimize.train_reader import SHIPPED_DATASETS, dataset_questions, read_questions
+from deltaseek.programs.agent.learned_reader import train
+from deltaseek.programs.index import CorpusIndex
+from deltaseek.programs.text import fold_accents, named_entities, stem, stopwords
+
+CACHE = Path("results/reader-questions.pkl")
+EXTRA = ["question_bigrams_in_sentence", "question_bigrams_in_window", "left_three_in_question",
+         "right_three_in_question", "nearest_in_sentence", "best_window", "window_gap"]
+
+
+def cached_questions() -> dict:
+    if not CACHE.exists():
+        CACHE.parent.mkdir(exist_ok=True)
+        CACHE.write_bytes(pickle.dumps({name: dataset_questions(str(labeled_set(name))) for name in SHIPPED_DATASETS}))
+    return pickle.loads(CACHE.read_bytes())
+
+
+def article_of() -> dict[str, str]:
+    """Each SQuAD question's article, from the source file the dataset was converted from."""
+    data = json.loads((DEFAULT_SOURCE / SOURCE_FILE).read_text())["data"]
+    return {qa["id"]: a["title"] for a in data for p in a["paragraphs"] for qa in p["qas"]}
+
+
+def add_extra_features(q: train.Question) -> None:
+    """The seven features tried beside the shipped ones, written into each row's features."""
+    words = [(stem(w), w.lower() in stopwords()) for w in re.findall(r"\w[\w'’]*", fold_accents(q.question))]
+    bigrams = {(a, b) for (a, sa), (b, sb) in zip(words, words[1:]) if not (sa and sb)} or {("", "")}
+    content = {s for s, is_stop in words if not is_stop}
+    best_window = max((r.features.get("window_share", 0.0) for r in q.rows), default=0.0)
+    by_sentence = collections.defaultdict(list)
+    for r in q.rows:
+        by_sentence[id(r.sentence)].append(r)
+        stems = [s for _, s in r.sentence.words]
+        offsets = [o for o, _ in r.sentence.words]
+        first = bisect.bisect_left(offsets, r.candidate.start)
+        last = max(first, bisect.bisect_left(offsets, r.candidate.end) - 1)
+        window = stems[max(0, first - 6):first] + ["|"] + stems[last + 1:last + 7]
+        r.features.update({
+            "question_bigrams_in_sentence": len(bigrams & set(zip(stems, stems[1:]))) / len(bigrams),
+            "question_bigrams_in_window": len(bigrams & set(zip(window, window[1:]))) / len(bigrams),
+            "left_three_in_question": sum(s in content for s in stems[max(0, first - 3):first]) / 3,
+            "right_three_in_question": sum(s in content for s in stems[last + 1:last + 4]) / 3,
+            "best_window": float(best_window > 0 and r.features.get("window_share", 0.0) == best_window),
+            "window_gap": best_window - r.features.get("window_share", 0.0)})
+    for rows in by_sentence.values():
+        nearest = max(r.features.get("closeness", 0.0) for r in rows)
+        for r in rows:
+            r.features["nearest_in_sentence"] = float(r.features.get("closeness", 0.0) == nearest)
+
+
+def top_one(ranker, questions) -> tuple[float, float]:
+    f1 = em = 0.0
+    for q in questions:
+        best = max(q.rows, key=lambda r: ranker.score(r.features)).candidate.text
+        f1, em = f1 + train.best_f1(best, q.answers), em + train.is_gold(best, q.answers)
+    return f1 / len(questions), em / len(questions)
+
+
+def hard_negative_ranker(questions, share: float = 0.5):
+    """Half of each question's negatives the wrong candidates a first ranker scores best."""
+    first = train.fit_ranker(questions)
+    sample = random.Random(0).sample
+    for q in questions:
+        q.kept = list(q.rows)
+        right = [r for r in q.rows if train.is_gold(r.candidate.text, q.answers)]
+        wrong = sorted((r for r in q.rows if r not in right), key=lambda r: -first.score(r.features))
+        hard = int(train.NEGATIVES_PER_QUESTION * share)
+        rest = wrong[hard:]
+        q.rows = right + wrong[:hard] + sample(rest, min(len(rest), train.NEGATIVES_PER_QUESTION - hard))
+    ranker = train.fit_ranker(questions)
+    for q in questions:
+        q.rows = q.kept
+    return ranker
+
+
+def typed_apart(questions) -> None:
+    """Separate weights for questions naming their answer's type: each feature doubled for them."""
+    for q in questions:
+        if q.kind != "other":
+            for r in q.rows:
+                r.features.update({f"typed:{n}": v for n, v in list(r.features.items())})
+
+
+def ranker_table(parts: dict) -> None:
+    articles = article_of()
+    squad = [q for split in ("train", "dev") for q in parts["squad2_articles"][split]]
+    others = parts["musique"]["train"] + parts["seed_set"]["train"]
+    held_out = sorted({articles[q.id] for q in squad})
+    shipped = list(train.FEATURES)
+
+    def row(name, fit, features):
+        train.FEATURES = features
+        scores = []
+        for article in held_out:
+            ranker = fit([q for q in squad if articles[q.id] != article] + others)
+            scores.append(top_one(ranker, [q for q in squad if articles[q.id] == article and q.answerable and q.rows]))
+        f1, em = np.mean(scores, axis=0)
+        print(f"| {name} | {f1:.3f} | {em:.3f} | " + " ".join(f"{s[0]:.3f}" for s in scores) + " |", flush=True)
+
+    print("| ranker | top-1 F1 | exact | per held-out article (F1) |\n|---|---:|---:|---|")
+    row("shipped features", train.fit_ranker, shipped)
+    for q in squad + others:
+        add_extra_features(q)
+    row("+ seven features", train.fit_ranker, shipped + EXTRA)
+    row("+ seven features, half hard negatives", hard_negative_ranker, shipped + EXTRA)
+    typed_apart(squad + others)
+    row("+ seven features, typed questions apart", train.fit_ranker,
+        shipped + EXTRA + [f"typed:{n}" for n in shipped + EXTRA])
+
+
+def loss_table(parts: dict) -> None:
+    """Of the answerable questions of each held-out article: the gold in the passages read, among
+    the candidates (exactly), and at which rank of the ranker trained without that article."""
+    articles = article_of()
+    squad = [q for split in ("train", "dev") for q in parts["squad2_articles"][split]]
+    others = parts["musique"]["train"] + parts["seed_set"]["train"]
+    counts = collections.Counter()
+    for article in sorted({articles[q.id] for q in squad}):
+        ranker = train.fit_ranker([q for q in squad if articles[q.id] != article] + others)
+        for q in (q for q in squad if articles[q.id] == article and q.answerable):
+            ranked = sorted(q.rows, key=lambda r: -ranker.score(r.features))
+            first = next((i for i, r in enumerate(ranked) if train.is_gold(r.candidate.text, q.answers)), None)
+            counts.update({"questions": 1, "candidates": len(ranked),
+                           "gold in the passages read": any(a.lower() in f.text.lower() for f in q.facts for a in q.answers),
+                           "gold among the candidates": first is not None,
+                           **{f"gold ranked within {k}": first is not None and first < k for k in (1, 3, 10)}})
+    n = counts.pop("questions")
+    print(f"{n} answerable questions, {counts.pop('candidates') / n:.0f} candidates each on average")
+    for name, count in counts.items():
+        print(f"| {name} | {count / n:.1%} |")
+
+
+AUXILIARY = re.compile(r"\b(is|was|are|were|did|does|do|has|had|have|can|could|will|would)\b", re.I)
+
+
+def unanswerable_variant(question: str, names: list[str], rng: random.Random) -> tuple[str, str] | None:
+    """A question the passages no longer answer: another name of the article for one it names, a
+    different figure, or "not" after its auxiliary ("Who did the band sign with?" -> "Who did not
+    the band sign with?": ungrammatical, as a sketch of the negations a rewriter would make)."""
+    options = [("name", question.replace(n, rng.choice(others), 1)) for n in named_entities(question)
+               if n in question and (others := [m for m in names if m not in question and n not in m and m not in n])]
+    if numbers := re.findall(r"\b\d{1,4}\b", question):
+        n = rng.choice(numbers)
+        options.append(("number", re.sub(rf"\b{n}\b", str(max(1, int(n) + rng.choice([-7, -3, 2, 5, 11]))), question, count=1)))
+    if not re.search(r"\bnot\b|n't", question) and (aux := AUXILIARY.search(question)):
+        options.append(("negation", f"{question[:aux.end()]} not{question[aux.end():]}"))
+    return rng.choice(options) if options else None
+
+
+def answerability_line(name: str, reader, questions) -> None:
+    found = train.outcomes(reader, questions)
+    unanswerable = [int(not o.answerable) for o in found]
+    auc = roc_auc_score(unanswerable, [-o.probability for o in found])
+    at = train.scores_at(found, reader.threshold)
+    best = max(train.scores_at(found, o.probability)["abstention"] for o in found
+               if train.scores_at(found, o.probability)["false_abstention"] <= 0.2)
+    print(f"| {name} | {auc:.3f} | {at['abstention']:.1%} | {at['false_abstention']:.1%} | {at['answer_score']:.3f} | {best:.1%} |")
+
+
+def synthetic_table(parts: dict) -> None:
+    articles = article_of()
+    examples = load_dataset(str(labeled_set("squad2_articles"))).examples
+    index = CorpusIndex.open(corpora_for(examples) or None)
+    squad = {split: parts["squad2_articles"][split] for split in ("train", "dev")}
+    unseen = {a for split in squad.values() for q in split if not q.answerable for a in [articles[q.id]]}
+    rng = random.Random(0)
+    names = collections.defaultdict(set)
+    for ex in select(examples, "train"):
+        names[articles[ex.id]].update(named_entities(ex.question))
+    made = {}
+    for split in squad:
+        variants = []
+        for ex in select(examples, split):
+            if ex.answerability != "unlikely" and articles[ex.id] not in unseen and rng.random() < 0.5:
+                if found := unanswerable_variant(ex.question, sorted(names[articles[ex.id]]), rng):
+                    variants.append(dspy.Example(id=f"{ex.id}-{found[0]}", question=found[1], answer="",
+                                                 answerability="unlikely").with_inputs("question"))
+        made[split] = read_questions(variants, index)
+    print(f"synthetic: {len(made['train'])} train, {len(made['dev'])} dev; held out: {sorted(unseen)}\n")
+    kept = {split: [q for name in parts for q in parts[name][split]
+                    if name != "squad2_articles" or articles[q.id] not in unseen] for split in squad}
+    scored = [q for split in squad.values() for q in split if articles[q.id] in unseen]
+    print("| trained on | ROC AUC | abstention | false abstention | answer score | abstention at <= 20% false (best threshold) |")
+    print("|---|---:|---:|---:|---:|---:|")
+    answerability_line("real questions", train.fit_reader(kept["train"], kept["dev"], 0.15), scored)
+    answerability_line("real + synthetic unanswerable", train.fit_reader(kept["train"] + made["train"],
+                                                                         kept["dev"] + made["dev"], 0.15), scored)
+
+
+if __name__ == "__main__":
+    {"ranker": ranker_table, "synthetic": synthetic_table, "losses": loss_table}[sys.argv[1]](cached_questions())
