@@ -256,7 +256,7 @@ def cmd_bench(args) -> int:
     if args.speed:
         from deltaseek.optimize import benchmark
 
-        return benchmark.run(args)
+        return benchmark.run(args, agent_options(args))
     from deltaseek.optimize.bench_runs import bench_programs
 
     bench_programs(args.dataset, split=args.split, limit=args.limit, scenario=args.scenario, budget=args.budget,

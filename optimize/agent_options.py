@@ -64,9 +64,10 @@ def build_tools_for(options: AgentOptions) -> list:
     return build_tools(options.tools or "local", lambda: CorpusIndex.open(corpus), use_cache=not options.no_cache)
 
 
-def build_program(options: AgentOptions, source: str | None = None, tools: list | None = None) -> DeltaSeek:
+def build_program(options: AgentOptions, source: str | None = None, tools: list | None = None,
+                  program_type: type[DeltaSeek] = DeltaSeek) -> DeltaSeek:
     """The agent for these options: tools (unless given), settings, and a compiled program when
-    there is one (`source`, else `options.program`)."""
+    there is one (`source`, else `options.program`); `program_type` a subclass that measures it."""
     overrides = setting_overrides(options)
     try:
         settings = AgentSettings(**overrides)
@@ -75,7 +76,7 @@ def build_program(options: AgentOptions, source: str | None = None, tools: list 
     if tools is None:
         tools = build_tools_for(options)
     own_reader = load_reader(options.reader) if options.reader not in (None, RULE_READER) else None
-    program = DeltaSeek(tools=tools, settings=settings, reader=own_reader)
+    program = program_type(tools=tools, settings=settings, reader=own_reader)
     load_state_into(program, options.program if source is None else source)
     if overrides:  # an option given here wins over the settings saved with the program
         program.settings = program.settings.model_copy(update=overrides)

@@ -27,6 +27,7 @@ from dspy import lm15
 
 from deltaseek.bundled import SEED_QUESTIONS, bundled_corpora
 from deltaseek.optimize import speed_table
+from deltaseek.optimize.agent_options import AgentOptions
 from deltaseek.optimize.command_options import add_speed_options
 from deltaseek.optimize.speed_table import SpeedRun
 from deltaseek.programs.agent import AgentSettings, DeltaSeek, run_question
@@ -256,17 +257,18 @@ def format_paths_table(rows: list[dict]) -> str:
     return "\n".join(lines)
 
 
-def bench_sets(args: argparse.Namespace) -> dict[str, dict]:
-    """Speed and quality on the scored part of each labeled set (see `speed_table`)."""
+def bench_sets(args: argparse.Namespace, agent: AgentOptions = AgentOptions()) -> dict[str, dict]:
+    """Speed and quality on the scored part of each labeled set (see `speed_table`), for the
+    program the agent options describe (`--reader rules` times the rule reader)."""
     sets = [args.dataset] if getattr(args, "dataset", None) else args.sets
-    speed = SpeedRun(sets, getattr(args, "limit", None), getattr(args, "program", None))
+    speed = SpeedRun(sets, getattr(args, "limit", None), agent)
     summaries = speed.run()
     print(speed_table.format_table(summaries, speed_table.process_start()))
     print(f"per-question rows: {speed.out}")
     return summaries
 
 
-def run(args: argparse.Namespace) -> int:
+def run(args: argparse.Namespace, agent: AgentOptions = AgentOptions()) -> int:
     if args.sphinx:
         if not args.sphinx_shard:
             raise UsageError("--sphinx needs --sphinx-shard for each shard behind it (the benchmark fills them)")
@@ -278,7 +280,7 @@ def run(args: argparse.Namespace) -> int:
         bench_threads()
         bench_index(args.sizes)
     if not args.skip_agents and not args.paths_only:
-        bench_sets(args)
+        bench_sets(args, agent)
         if args.prefix_reuse:
             bench_seed_speed()
     if args.paths_only or not args.skip_agents:

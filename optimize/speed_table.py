@@ -29,12 +29,12 @@ import dspy
 
 from deltaseek.bundled import labeled_set
 from deltaseek.metrics.contract import abstains
+from deltaseek.optimize.agent_options import AgentOptions, build_program
 from deltaseek.optimize.command_options import BUNDLED_SETS
 from deltaseek.optimize.compare import share
 from deltaseek.optimize.evaluate import corpora_for, load_dataset, score, select
 from deltaseek.programs.agent import DeltaSeek, run_question
 from deltaseek.programs.agent.evidence import Reading
-from deltaseek.programs.agent.program_file import load_state_into
 from deltaseek.programs.agent.scratchpad import Scratchpad
 from deltaseek.programs.index import CorpusIndex
 from deltaseek.programs.lm import adapter_for, embedded_engine, make_lm
@@ -86,11 +86,10 @@ class TimedDeltaSeek(DeltaSeek):
                 self.clock.reader += time.perf_counter() - started
 
 
-def timed_program(index: CorpusIndex, clock: Clock, program_path: str | None = None) -> DeltaSeek:
-    """The program `ask` would run: `program_path`, else the shipped compiled program where the
-    configured LM is the embedded model (`"none"`: DeltaSeek's own prompts and settings)."""
-    program = TimedDeltaSeek([TimedTool(LocalCorpusSearch(index), clock)])
-    load_state_into(program, program_path)
+def timed_program(index: CorpusIndex, clock: Clock, options: AgentOptions = AgentOptions()) -> DeltaSeek:
+    """The program `ask` would run with these agent options (`--program`, `--reader`, the
+    budgets), searching `index`: by default the shipped compiled program for the embedded model."""
+    program = build_program(options, tools=[TimedTool(LocalCorpusSearch(index), clock)], program_type=TimedDeltaSeek)
     program.clock = clock
     return program
 
@@ -115,7 +114,7 @@ def question_row(set_name: str, example: dspy.Example, record: dict, stats, cloc
     }
 
 
-def run_set(set_name: str, dataset: str, limit: int | None, out, program_path: str | None = None,
+def run_set(set_name: str, dataset: str, limit: int | None, out, options: AgentOptions = AgentOptions(),
             progress=None) -> list[dict]:
     """Every question of the set's scored part, one row each (appended to `out` as it ends)."""
     labeled = load_dataset(dataset).examples
@@ -128,7 +127,7 @@ def run_set(set_name: str, dataset: str, limit: int | None, out, program_path: s
         clock = Clock()
         engine.reset_stats()
         with dspy.context(lm=lm, adapter=adapter_for(lm)):
-            program = timed_program(index, clock, program_path)
+            program = timed_program(index, clock, options)
             record = run_question(program, example.question)
         row = question_row(set_name, example, record, engine.reset_stats(), clock)
         out.write(json.dumps(row, ensure_ascii=False, default=str) + "\n")
@@ -218,7 +217,7 @@ def format_table(summaries: dict[str, dict], start: dict[str, float] | None = No
 class SpeedRun:
     sets: list[str]
     limit: int | None = None
-    program: str | None = None
+    options: AgentOptions = field(default_factory=AgentOptions)
     out: Path = field(default_factory=lambda: Path("results") / f"speed-{time.strftime('%Y%m%d-%H%M%S')}.jsonl")
 
     def run(self) -> dict[str, dict]:
@@ -230,6 +229,6 @@ class SpeedRun:
             for name in self.sets:
                 dataset = str(labeled_set(name)) if name in BUNDLED_SETS else name
                 with tqdm(desc=f"speed {Path(name).stem}", unit="q", file=sys.stderr) as bar:
-                    rows = run_set(Path(name).stem, dataset, self.limit, out, self.program, lambda: bar.update(1))
+                    rows = run_set(Path(name).stem, dataset, self.limit, out, self.options, lambda: bar.update(1))
                 summaries[Path(name).stem] = summarize(rows)
         return summaries

@@ -105,6 +105,21 @@ def test_the_timed_tool_and_reader_count_their_seconds_and_change_nothing(tmp_pa
     assert "1820" in pred.answer
 
 
+def test_the_timed_program_is_the_one_the_agent_options_describe():
+    """`bench --speed --reader rules` times the rule reader, not the default one it used to run."""
+    from deltaseek.optimize.agent_options import AgentOptions
+    from deltaseek.optimize.speed_table import Clock, TimedDeltaSeek, timed_program
+    from deltaseek.programs.index import CorpusIndex, Passage
+
+    index = CorpusIndex.build([Passage(id="p1", title="Tarbury", text="Tarbury was founded in 1820 by Ada Lind.")])
+    default = timed_program(index, Clock())
+    chosen = timed_program(index, Clock(), AgentOptions(reader="rules", max_searches=1, soft_budget=2, hard_budget=3))
+    assert isinstance(chosen, TimedDeltaSeek) and chosen.clock is not None
+    assert default.settings.reader != "rules"
+    assert (chosen.settings.reader, chosen.settings.max_searches, chosen.settings.soft_budget,
+            chosen.settings.hard_budget) == ("rules", 1, 2, 3)
+
+
 def test_the_ask_process_summary_counts_starts_and_calls_over_the_budget(tmp_path):
     from deltaseek.optimize.ask_processes import main as ask_processes, summarize
 
