@@ -21,6 +21,7 @@ import pickle
 import random
 import re
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 import dspy
@@ -92,17 +93,15 @@ def hard_negative_ranker(questions, share: float = 0.5):
     """Half of each question's negatives the wrong candidates a first ranker scores best."""
     first = train.fit_ranker(questions)
     sample = random.Random(0).sample
+    hard = int(train.NEGATIVES_PER_QUESTION * share)
+    kept = []
     for q in questions:
-        q.kept = list(q.rows)
         right = [r for r in q.rows if train.is_gold(r.candidate.text, q.answers)]
-        wrong = sorted((r for r in q.rows if r not in right), key=lambda r: -first.score(r.features))
-        hard = int(train.NEGATIVES_PER_QUESTION * share)
+        wrong = sorted((r for r in q.rows if not train.is_gold(r.candidate.text, q.answers)),
+                       key=lambda r: -first.score(r.features))
         rest = wrong[hard:]
-        q.rows = right + wrong[:hard] + sample(rest, min(len(rest), train.NEGATIVES_PER_QUESTION - hard))
-    ranker = train.fit_ranker(questions)
-    for q in questions:
-        q.rows = q.kept
-    return ranker
+        kept.append(replace(q, rows=right + wrong[:hard] + sample(rest, min(len(rest), train.NEGATIVES_PER_QUESTION - hard))))
+    return train.fit_ranker(kept)
 
 
 def typed_apart(questions) -> None:
@@ -184,8 +183,8 @@ def answerability_line(name: str, reader, questions) -> None:
     unanswerable = [int(not o.answerable) for o in found]
     auc = roc_auc_score(unanswerable, [-o.probability for o in found])
     at = train.scores_at(found, reader.threshold)
-    best = max(train.scores_at(found, o.probability)["abstention"] for o in found
-               if train.scores_at(found, o.probability)["false_abstention"] <= 0.2)
+    figures = [train.scores_at(found, o.probability) for o in found]
+    best = max(f["abstention"] for f in figures if f["false_abstention"] <= 0.2)
     print(f"| {name} | {auc:.3f} | {at['abstention']:.1%} | {at['false_abstention']:.1%} | {at['answer_score']:.3f} | {best:.1%} |")
 
 
