@@ -256,12 +256,22 @@ def cmd_bench(args) -> int:
     if args.speed:
         from deltaseek.optimize import benchmark
 
+        if ignored := speed_ignores(args):
+            raise UsageError(f"bench --speed does not take {ignored}: it times each set on its own corpus with the "
+                             "local tool, on the embedded model (--lm times only the server paths)")
         return benchmark.run(args, agent_options(args))
     from deltaseek.optimize.bench_runs import bench_programs
 
     bench_programs(args.dataset, split=args.split, limit=args.limit, scenario=args.scenario, budget=args.budget,
                    json_out=args.json_out, **run_options(args))
     return 0
+
+
+def speed_ignores(args) -> str:
+    """The options given that `bench --speed` has no use for, as the user wrote them."""
+    given = [("--corpus", args.corpus), ("--tools", args.tools != "local"), ("--scenario", args.scenario != "model"),
+             ("--json-out", args.json_out)]
+    return ", ".join(name for name, value in given if value)
 
 
 def cmd_calibrate(args) -> int:

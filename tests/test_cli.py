@@ -94,6 +94,18 @@ def test_debug_shows_the_traceback():
     assert "in check_question" in debug.stderr
 
 
+@pytest.mark.parametrize("argv, named", [
+    (["--corpus", "mine.jsonl"], "--corpus"),
+    (["--tools", "web", "--scenario", "echo"], "--tools, --scenario"),
+])
+def test_bench_speed_refuses_options_it_would_ignore(capsys, argv, named):
+    """Each set is timed on its own corpus with the local tool: a corpus or tool given is refused
+    in one line before anything runs, not silently dropped."""
+    code, out, err = run_cli(capsys, "bench", "--speed", *argv)
+    assert code == 2 and out == ""
+    assert err.strip().startswith(f"deltaseek: error: bench --speed does not take {named}:")
+
+
 def test_bad_budget(capsys):
     with FakeOpenAIServer(STUCK_REPLY) as server:
         code, _, err = run_cli(capsys, "ask", "Who?", "--lm", "openai/stuck", "--api-base", server.url,
