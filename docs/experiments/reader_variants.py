@@ -3,6 +3,7 @@
     python docs/experiments/reader_variants.py ranker       # leave-one-article-out top-1 F1 of each ranker
     python docs/experiments/reader_variants.py synthetic    # synthetic unanswerables: transfer to an unseen article
     python docs/experiments/reader_variants.py losses       # where the shipped ranker loses the gold
+    python docs/experiments/reader_variants.py stacked      # boosted trees over the features and the ranker's score
 
 Both read the shipped reader's train and dev splits (`train_reader.dataset_questions`; cached in
 `results/reader-questions.pkl`, a file this script alone writes and reads); SQuAD's scored
@@ -139,6 +140,74 @@ def ranker_table(parts: dict) -> None:
         shipped + EXTRA + [f"typed:{n}" for n in shipped + EXTRA])
 
 
+RELATIVE = ["sentence_share", "window_share", "name_share", "support", "closeness", "log_distance",
+            "sentence_relevance", "left_share", "right_share", "in_question_share"]
+
+
+def tree_inputs(q: train.Question, ranker=None) -> np.ndarray:
+    """The shipped features, each of RELATIVE against the question's best and worst candidate
+    (trees score one candidate at a time, so they are told how it compares), and the linear
+    ranker's score and its gap to the best."""
+    columns = [train.matrix([r.features for r in q.rows], train.FEATURES)]
+    for name in RELATIVE:
+        v = np.array([r.features.get(name, 0.0) for r in q.rows])
+        columns += [(v - v.max())[:, None], (v - v.min())[:, None]]
+    if ranker is not None:
+        s = np.array([ranker.score(r.features) for r in q.rows])
+        columns += [s[:, None], (s - s.max())[:, None]]
+    return np.hstack(columns)
+
+
+def fit_trees(questions, rankers: dict | None = None, negatives: int = 60):
+    """Gradient-boosted trees, one candidate at a time: is it the gold? `rankers` gives each
+    question the linear ranker that scores it (one that did not train on it)."""
+    from sklearn.ensemble import HistGradientBoostingClassifier
+
+    rng = random.Random(0)
+    inputs, labels = [], []
+    for q in questions:
+        gold = [train.is_gold(r.candidate.text, q.answers) for r in q.rows]
+        if not any(gold):
+            continue
+        wrong = [i for i, g in enumerate(gold) if not g]
+        kept = [i for i, g in enumerate(gold) if g] + rng.sample(wrong, min(len(wrong), negatives))
+        inputs.append(tree_inputs(q, rankers[q.id] if rankers else None)[kept])
+        labels += [int(gold[i]) for i in kept]
+    model = HistGradientBoostingClassifier(max_iter=300, learning_rate=0.05, max_leaf_nodes=31, min_samples_leaf=40,
+                                           l2_regularization=1.0, random_state=0)
+    return model.fit(np.vstack(inputs), np.array(labels))
+
+
+def stacked_table(parts: dict) -> None:
+    """Leave-one-article-out top-1 F1 of the shipped ranker, of boosted trees alone, and of trees
+    that read the ranker's score too (cross-fitted on two folds, as at run time it never trained
+    on the question it scores)."""
+    articles = article_of()
+    squad = [q for split in ("train", "dev") for q in parts["squad2_articles"][split]]
+    others = parts["musique"]["train"] + parts["seed_set"]["train"]
+    found = collections.defaultdict(list)
+    for article in sorted({articles[q.id] for q in squad}):
+        trained = [q for q in squad if articles[q.id] != article] + others
+        scored = [q for q in squad if articles[q.id] == article and q.answerable and q.rows]
+        ranker = train.fit_ranker(trained)
+        halves = [[q for q in trained if train.fold_of(q.id) == f] for f in (0, 1)]
+        by_fold = [train.fit_ranker(halves[1 - f]) for f in (0, 1)]
+        trees = fit_trees(trained)
+        stacked = fit_trees(trained, {q.id: by_fold[f] for f in (0, 1) for q in halves[f]})
+        picks = {"shipped ranker": lambda q: max(q.rows, key=lambda r: ranker.score(r.features)),
+                 "boosted trees": lambda q: q.rows[int(np.argmax(trees.decision_function(tree_inputs(q))))],
+                 "boosted trees + ranker's score": lambda q: q.rows[int(np.argmax(
+                     stacked.decision_function(tree_inputs(q, ranker))))]}
+        for name, pick in picks.items():
+            texts = [pick(q).candidate.text for q in scored]
+            found[name].append((np.mean([train.best_f1(t, q.answers) for t, q in zip(texts, scored)]),
+                                np.mean([train.is_gold(t, q.answers) for t, q in zip(texts, scored)])))
+    print("| ranker | top-1 F1 | exact | per held-out article (F1) |\n|---|---:|---:|---|")
+    for name, scores in found.items():
+        f1, em = np.mean(scores, axis=0)
+        print(f"| {name} | {f1:.3f} | {em:.3f} | " + " ".join(f"{s[0]:.3f}" for s in scores) + " |")
+
+
 def loss_table(parts: dict) -> None:
     """Of the answerable questions of each held-out article: the gold in the passages read, among
     the candidates (exactly), and at which rank of the ranker trained without that article."""
@@ -219,4 +288,5 @@ def synthetic_table(parts: dict) -> None:
 
 
 if __name__ == "__main__":
-    {"ranker": ranker_table, "synthetic": synthetic_table, "losses": loss_table}[sys.argv[1]](cached_questions())
+    {"ranker": ranker_table, "synthetic": synthetic_table, "losses": loss_table,
+     "stacked": stacked_table}[sys.argv[1]](cached_questions())
