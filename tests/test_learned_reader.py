@@ -41,11 +41,6 @@ def test_candidates_cover_names_dates_figures_and_phrases():
     assert "date" in found["4 May 1911"]
     assert "number" in found["3,000 carts"]
     assert "phrase" in found["carts"]
-    # a figure alone answers "how many" as often as with its noun; a year alone "in what year"
-    assert "number" in found["3,000"] and "date" in found["1911"]
-    # two names joined by "and" are each a name, as well as the run that may be one
-    listed = {c.text: c.kinds for c in sentence_candidates("It was founded by Ada Lind and Tom Brann.")}
-    assert all("name" in listed[n] for n in ("Ada Lind", "Tom Brann", "Ada Lind and Tom Brann"))
     # a phrase never opens or closes with a function word, and never crosses a comma
     for text, _, _ in phrases(sentence):
         words = text.split()

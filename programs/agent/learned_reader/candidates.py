@@ -84,25 +84,15 @@ def _names(sentence: str):
         name = " ".join(words).rstrip(".,")
         if len(re.findall(r"[^\W\d_]", name)) >= 2 and name.split()[0] not in MONTHS:
             yield name, offset
-            # "Ada Lind and Tom Brann" is two names as well as, perhaps, one ("Lind and Brann Ltd")
-            for part in re.finditer(r"(?:^| and )(.+?)(?= and |$)", name) if " and " in name else ():
-                if len(re.findall(r"[^\W\d_]", part.group(1))) >= 2:
-                    yield part.group(1), offset + part.start(1)
 
 
 def candidate_spans(sentence: str, kind: str) -> list[tuple[str, int]]:
     """(span, character offset) of every span of one pattern: `name` (also `person`, `place`,
-    `entity`), `date` (and the year of a fuller date), `number` (a figure, alone and with the noun
-    it counts: "140,000" and "140,000 stars") or `address`."""
+    `entity`), `date`, `number` (a figure with the noun it counts: "140,000 stars") or `address`."""
     if kind == "address":
         return [(m.group(0), m.start()) for m in ADDRESS.finditer(sentence)]
     if kind == "date":
-        spans = []
-        for m in DATE.finditer(sentence):
-            spans.append((m.group(0), m.start()))
-            if not YEAR.fullmatch(m.group(0)):  # a question for the year of "March 1911" takes "1911"
-                spans += [(y.group(0), m.start() + y.start()) for y in YEAR.finditer(m.group(0))]
-        return spans
+        return [(m.group(0), m.start()) for m in DATE.finditer(sentence)]
     if kind == "number":
         spans = []
         for m in NUMBER.finditer(sentence):
@@ -111,8 +101,6 @@ def candidate_spans(sentence: str, kind: str) -> list[tuple[str, int]]:
             unit = re.match(r"\s+(?:of\s+)?([a-z][\w-]*)", sentence[m.end():])
             noun = unit.group(0) if unit and unit.group(1) not in stopwords() else ""
             spans.append((m.group(0) + noun, m.start()))
-            if noun:  # a count is written "140,000" in an answer as often as "140,000 stars"
-                spans.append((m.group(0), m.start()))
         return spans
     if kind in ("name", "person", "place", "entity"):
         return list(_names(sentence)) + [(m.group(0), m.start()) for m in NICKNAMED.finditer(sentence)]

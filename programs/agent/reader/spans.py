@@ -47,13 +47,7 @@ __all__ = ["candidate_spans", "defined_title", "fits_type", "full_name", "in_a_n
 def candidate_spans(sentence: str, kind: AnswerType) -> list[tuple[str, int]]:
     """(span, character offset) of every span of the type in the sentence."""
     if kind in ("address", "number"):
-        # a figure with the noun it counts: "140,000 stars", not also the bare "140,000" the learned reader weighs
-        spans, offsets = [], set()
-        for span, offset in learned_candidate_spans(sentence, kind):
-            if offset not in offsets:
-                spans.append((span, offset))
-                offsets.add(offset)
-        return spans
+        return learned_candidate_spans(sentence, kind)  # a figure with the noun it counts: "140,000 stars"
     if kind == "date":
         return [(m.group(0), m.start()) for m in _DATE.finditer(sentence)]
     if kind in ("person", "place", "entity"):
