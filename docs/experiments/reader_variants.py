@@ -4,6 +4,7 @@
     python docs/experiments/reader_variants.py synthetic    # synthetic unanswerables: transfer to an unseen article
     python docs/experiments/reader_variants.py losses       # where the shipped ranker loses the gold
     python docs/experiments/reader_variants.py stacked      # boosted trees over the features and the ranker's score
+    python docs/experiments/reader_variants.py coverage     # answerability with what of the question the sentence lacks
 
 Both read the shipped reader's train and dev splits (`train_reader.dataset_questions`; cached in
 `results/reader-questions.pkl`, a file this script alone writes and reads); SQuAD's scored
@@ -208,6 +209,57 @@ def stacked_table(parts: dict) -> None:
         print(f"| {name} | {f1:.3f} | {em:.3f} | " + " ".join(f"{s[0]:.3f}" for s in scores) + " |")
 
 
+COVERAGE = ("missing_max", "missing_passage_max", "missing_count", "missing_facts_share", "negation_mismatch")
+
+
+def add_coverage_features(q: train.Question) -> None:
+    """What of the question each candidate's sentence does not say: the rarest question word it
+    lacks (and its passage lacks), the share it lacks, the share no fact read holds, and whether
+    one of question and sentence is negated and the other not."""
+    from deltaseek.programs.agent.learned_reader.features import rarity, stems_of
+    from deltaseek.programs.agent.learned_reader.questions import NEGATION, sentences
+
+    terms = stems_of(q.question)
+    if not terms or not q.rows:
+        return
+    rare = rarity([s for f in q.facts for s in sentences(f.text)])
+    weight = {t: rare.get(t, max(rare.values(), default=1.0)) for t in terms}
+    top = max(weight.values())
+    read = stems_of(" ".join(f"{f.title} {f.text}" for f in q.facts))
+    negated = bool(NEGATION.search(q.question))
+    for r in q.rows:
+        said = stems_of(r.sentence.text)
+        r.features.update({
+            "missing_max": max((weight[t] for t in terms if t not in said), default=0.0) / top,
+            "missing_passage_max": max((weight[t] for t in terms if t not in r.sentence.passage_stems), default=0.0) / top,
+            "missing_count": sum(t not in said for t in terms) / len(terms),
+            "missing_facts_share": sum(t not in read for t in terms) / len(terms),
+            "negation_mismatch": float(negated != bool(NEGATION.search(r.sentence.text)))})
+
+
+def coverage_table(parts: dict) -> None:
+    """Trained without the one training article whose questions include unanswerable ones, the
+    answerability model scored on that article, with and without the coverage features."""
+    from deltaseek.programs.agent.learned_reader import read
+
+    articles = article_of()
+    squad = {split: parts["squad2_articles"][split] for split in ("train", "dev")}
+    unseen = {articles[q.id] for split in squad.values() for q in split if not q.answerable}
+    kept = {split: [q for name in parts for q in parts[name][split]
+                    if name != "squad2_articles" or articles[q.id] not in unseen] for split in squad}
+    scored = [q for split in squad.values() for q in split if articles[q.id] in unseen]
+    print("| answerability features | ROC AUC | abstention | false abstention | answer score | abstention at <= 20% false (best threshold) |")
+    print("|---|---:|---:|---:|---:|---:|")
+    answerability_line("shipped", train.fit_reader(kept["train"], kept["dev"], 0.15), scored)
+    for name in parts:
+        for split in parts[name].values():
+            for q in split:
+                add_coverage_features(q)
+    read.BEST_FEATURES = (*read.BEST_FEATURES, *COVERAGE)
+    train.ANSWERABILITY_FEATURES = (*train.ANSWERABILITY_FEATURES, *(f"best_{n}" for n in COVERAGE))
+    answerability_line("+ what the sentence lacks", train.fit_reader(kept["train"], kept["dev"], 0.15), scored)
+
+
 def loss_table(parts: dict) -> None:
     """Of the answerable questions of each held-out article: the gold in the passages read, among
     the candidates (exactly), and at which rank of the ranker trained without that article."""
@@ -289,4 +341,4 @@ def synthetic_table(parts: dict) -> None:
 
 if __name__ == "__main__":
     {"ranker": ranker_table, "synthetic": synthetic_table, "losses": loss_table,
-     "stacked": stacked_table}[sys.argv[1]](cached_questions())
+     "stacked": stacked_table, "coverage": coverage_table}[sys.argv[1]](cached_questions())
