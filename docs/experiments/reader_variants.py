@@ -242,14 +242,8 @@ def coverage_table(parts: dict) -> None:
     answerability model scored on that article, with and without the coverage features."""
     from deltaseek.programs.agent.learned_reader import read
 
-    articles = article_of()
-    squad = {split: parts["squad2_articles"][split] for split in ("train", "dev")}
-    unseen = {articles[q.id] for split in squad.values() for q in split if not q.answerable}
-    kept = {split: [q for name in parts for q in parts[name][split]
-                    if name != "squad2_articles" or articles[q.id] not in unseen] for split in squad}
-    scored = [q for split in squad.values() for q in split if articles[q.id] in unseen]
-    print("| answerability features | ROC AUC | abstention | false abstention | answer score | abstention at <= 20% false (best threshold) |")
-    print("|---|---:|---:|---:|---:|---:|")
+    _, kept, scored = without_unanswerable_article(parts, article_of())
+    answerability_header("answerability features")
     answerability_line("shipped", train.fit_reader(kept["train"], kept["dev"], 0.15), scored)
     for name in parts:
         for split in parts[name].values():
@@ -299,6 +293,21 @@ def unanswerable_variant(question: str, names: list[str], rng: random.Random) ->
     return rng.choice(options) if options else None
 
 
+def without_unanswerable_article(parts: dict, articles: dict) -> tuple[set, dict, list]:
+    """The training articles whose questions include unanswerable ones, the train and dev splits of
+    every set without them, and their questions (scored)."""
+    squad = {split: parts["squad2_articles"][split] for split in ("train", "dev")}
+    unseen = {articles[q.id] for split in squad.values() for q in split if not q.answerable}
+    kept = {split: [q for name in parts for q in parts[name][split]
+                    if name != "squad2_articles" or articles[q.id] not in unseen] for split in squad}
+    return unseen, kept, [q for split in squad.values() for q in split if articles[q.id] in unseen]
+
+
+def answerability_header(first: str) -> None:
+    print(f"| {first} | ROC AUC | abstention | false abstention | answer score | abstention at <= 20% false (best threshold) |")
+    print("|---|---:|---:|---:|---:|---:|")
+
+
 def answerability_line(name: str, reader, questions) -> None:
     found = train.outcomes(reader, questions)
     unanswerable = [int(not o.answerable) for o in found]
@@ -313,14 +322,13 @@ def synthetic_table(parts: dict) -> None:
     articles = article_of()
     examples = load_dataset(str(labeled_set("squad2_articles"))).examples
     index = CorpusIndex.open(corpora_for(examples) or None)
-    squad = {split: parts["squad2_articles"][split] for split in ("train", "dev")}
-    unseen = {a for split in squad.values() for q in split if not q.answerable for a in [articles[q.id]]}
+    unseen, kept, scored = without_unanswerable_article(parts, articles)
     rng = random.Random(0)
     names = collections.defaultdict(set)
     for ex in select(examples, "train"):
         names[articles[ex.id]].update(named_entities(ex.question))
     made = {}
-    for split in squad:
+    for split in ("train", "dev"):
         variants = []
         for ex in select(examples, split):
             if ex.answerability != "unlikely" and articles[ex.id] not in unseen and rng.random() < 0.5:
@@ -329,11 +337,7 @@ def synthetic_table(parts: dict) -> None:
                                                  answerability="unlikely").with_inputs("question"))
         made[split] = read_questions(variants, index)
     print(f"synthetic: {len(made['train'])} train, {len(made['dev'])} dev; held out: {sorted(unseen)}\n")
-    kept = {split: [q for name in parts for q in parts[name][split]
-                    if name != "squad2_articles" or articles[q.id] not in unseen] for split in squad}
-    scored = [q for split in squad.values() for q in split if articles[q.id] in unseen]
-    print("| trained on | ROC AUC | abstention | false abstention | answer score | abstention at <= 20% false (best threshold) |")
-    print("|---|---:|---:|---:|---:|---:|")
+    answerability_header("trained on")
     answerability_line("real questions", train.fit_reader(kept["train"], kept["dev"], 0.15), scored)
     answerability_line("real + synthetic unanswerable", train.fit_reader(kept["train"] + made["train"],
                                                                          kept["dev"] + made["dev"], 0.15), scored)
