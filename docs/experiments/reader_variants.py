@@ -83,12 +83,38 @@ def add_extra_features(q: train.Question) -> None:
             r.features["nearest_in_sentence"] = float(r.features.get("closeness", 0.0) == nearest)
 
 
-def top_one(ranker, questions) -> tuple[float, float]:
-    f1 = em = 0.0
-    for q in questions:
-        best = max(q.rows, key=lambda r: ranker.score(r.features)).candidate.text
-        f1, em = f1 + train.best_f1(best, q.answers), em + train.is_gold(best, q.answers)
-    return f1 / len(questions), em / len(questions)
+def training_questions(parts: dict) -> tuple[dict[str, str], list, list]:
+    """Each SQuAD question's article, SQuAD's train and dev questions, and MuSiQue's and the seed
+    set's train questions (which every held-out fold trains on)."""
+    squad = [q for split in ("train", "dev") for q in parts["squad2_articles"][split]]
+    return article_of(), squad, parts["musique"]["train"] + parts["seed_set"]["train"]
+
+
+def held_out_folds(articles: dict, squad: list, others: list):
+    """For each SQuAD training article in turn: the questions to train on without it, and its own."""
+    for article in sorted({articles[q.id] for q in squad}):
+        yield ([q for q in squad if articles[q.id] != article] + others,
+               [q for q in squad if articles[q.id] == article])
+
+
+def by_ranker(ranker):
+    """The candidate a linear ranker scores best."""
+    return lambda q: max(q.rows, key=lambda r: ranker.score(r.features))
+
+
+def top_one(pick, questions) -> tuple[float, float]:
+    """F1 and exact match of the candidate `pick` chooses, over questions with candidates."""
+    texts = [pick(q).candidate.text for q in questions]
+    return (sum(train.best_f1(t, q.answers) for t, q in zip(texts, questions)) / len(questions),
+            sum(train.is_gold(t, q.answers) for t, q in zip(texts, questions)) / len(questions))
+
+
+def ranker_line(name: str, scores: list[tuple[float, float]]) -> None:
+    f1, em = np.mean(scores, axis=0)
+    print(f"| {name} | {f1:.3f} | {em:.3f} | " + " ".join(f"{s[0]:.3f}" for s in scores) + " |", flush=True)
+
+
+RANKER_HEADER = "| ranker | top-1 F1 | exact | per held-out article (F1) |\n|---|---:|---:|---|"
 
 
 def hard_negative_ranker(questions, share: float = 0.5):
@@ -115,22 +141,15 @@ def typed_apart(questions) -> None:
 
 
 def ranker_table(parts: dict) -> None:
-    articles = article_of()
-    squad = [q for split in ("train", "dev") for q in parts["squad2_articles"][split]]
-    others = parts["musique"]["train"] + parts["seed_set"]["train"]
-    held_out = sorted({articles[q.id] for q in squad})
+    articles, squad, others = training_questions(parts)
     shipped = list(train.FEATURES)
 
     def row(name, fit, features):
         train.FEATURES = features
-        scores = []
-        for article in held_out:
-            ranker = fit([q for q in squad if articles[q.id] != article] + others)
-            scores.append(top_one(ranker, [q for q in squad if articles[q.id] == article and q.answerable and q.rows]))
-        f1, em = np.mean(scores, axis=0)
-        print(f"| {name} | {f1:.3f} | {em:.3f} | " + " ".join(f"{s[0]:.3f}" for s in scores) + " |", flush=True)
+        ranker_line(name, [top_one(by_ranker(fit(trained)), [q for q in own if q.answerable and q.rows])
+                           for trained, own in held_out_folds(articles, squad, others)])
 
-    print("| ranker | top-1 F1 | exact | per held-out article (F1) |\n|---|---:|---:|---|")
+    print(RANKER_HEADER)
     row("shipped features", train.fit_ranker, shipped)
     for q in squad + others:
         add_extra_features(q)
@@ -183,30 +202,23 @@ def stacked_table(parts: dict) -> None:
     """Leave-one-article-out top-1 F1 of the shipped ranker, of boosted trees alone, and of trees
     that read the ranker's score too (cross-fitted on two folds, as at run time it never trained
     on the question it scores)."""
-    articles = article_of()
-    squad = [q for split in ("train", "dev") for q in parts["squad2_articles"][split]]
-    others = parts["musique"]["train"] + parts["seed_set"]["train"]
     found = collections.defaultdict(list)
-    for article in sorted({articles[q.id] for q in squad}):
-        trained = [q for q in squad if articles[q.id] != article] + others
-        scored = [q for q in squad if articles[q.id] == article and q.answerable and q.rows]
+    for trained, own in held_out_folds(*training_questions(parts)):
+        scored = [q for q in own if q.answerable and q.rows]
         ranker = train.fit_ranker(trained)
         halves = [[q for q in trained if train.fold_of(q.id) == f] for f in (0, 1)]
         by_fold = [train.fit_ranker(halves[1 - f]) for f in (0, 1)]
         trees = fit_trees(trained)
         stacked = fit_trees(trained, {q.id: by_fold[f] for f in (0, 1) for q in halves[f]})
-        picks = {"shipped ranker": lambda q: max(q.rows, key=lambda r: ranker.score(r.features)),
+        picks = {"shipped ranker": by_ranker(ranker),
                  "boosted trees": lambda q: q.rows[int(np.argmax(trees.decision_function(tree_inputs(q))))],
                  "boosted trees + ranker's score": lambda q: q.rows[int(np.argmax(
                      stacked.decision_function(tree_inputs(q, ranker))))]}
         for name, pick in picks.items():
-            texts = [pick(q).candidate.text for q in scored]
-            found[name].append((np.mean([train.best_f1(t, q.answers) for t, q in zip(texts, scored)]),
-                                np.mean([train.is_gold(t, q.answers) for t, q in zip(texts, scored)])))
-    print("| ranker | top-1 F1 | exact | per held-out article (F1) |\n|---|---:|---:|---|")
+            found[name].append(top_one(pick, scored))
+    print(RANKER_HEADER)
     for name, scores in found.items():
-        f1, em = np.mean(scores, axis=0)
-        print(f"| {name} | {f1:.3f} | {em:.3f} | " + " ".join(f"{s[0]:.3f}" for s in scores) + " |")
+        ranker_line(name, scores)
 
 
 COVERAGE = ("missing_max", "missing_passage_max", "missing_count", "missing_facts_share", "negation_mismatch")
@@ -257,13 +269,10 @@ def coverage_table(parts: dict) -> None:
 def loss_table(parts: dict) -> None:
     """Of the answerable questions of each held-out article: the gold in the passages read, among
     the candidates (exactly), and at which rank of the ranker trained without that article."""
-    articles = article_of()
-    squad = [q for split in ("train", "dev") for q in parts["squad2_articles"][split]]
-    others = parts["musique"]["train"] + parts["seed_set"]["train"]
     counts = collections.Counter()
-    for article in sorted({articles[q.id] for q in squad}):
-        ranker = train.fit_ranker([q for q in squad if articles[q.id] != article] + others)
-        for q in (q for q in squad if articles[q.id] == article and q.answerable):
+    for trained, own in held_out_folds(*training_questions(parts)):
+        ranker = train.fit_ranker(trained)
+        for q in (q for q in own if q.answerable):
             ranked = sorted(q.rows, key=lambda r: -ranker.score(r.features))
             first = next((i for i, r in enumerate(ranked) if train.is_gold(r.candidate.text, q.answers)), None)
             counts.update({"questions": 1, "candidates": len(ranked),
