@@ -26,8 +26,8 @@ DEFAULT_OUT = PROJECT_ROOT / "programs" / "compiled" / "noun_classes.json"
 MOST_SENSES = 3
 """Classes kept per noun: rarer senses ("einstein", a unit of light) would only blur the common ones."""
 NOUN_FILES = ("tops", "act", "animal", "artifact", "attribute", "body", "cognition", "communication", "event",
-              "feeling", "food", "group", "location", "motive", "object", "quantity", "phenomenon", "plant",
-              "possession", "process", "person", "relation", "shape", "state", "substance", "time")
+              "feeling", "food", "group", "location", "motive", "object", "person", "phenomenon", "plant",
+              "possession", "process", "quantity", "relation", "shape", "state", "substance", "time")
 """WordNet's noun lexicographer files 03 to 28, in number order (lexnames(5WN))."""
 FIRST_NOUN_FILE = 3
 
