@@ -33,21 +33,27 @@ def add_neighbour_features(question: str, rows: list) -> list:
     by_sentence = defaultdict(list)
     for r in rows:
         by_sentence[id(r.sentence)].append(r)
-        stems = [s for _, s in r.sentence.words]
-        offsets = [o for o, _ in r.sentence.words]
-        first = bisect.bisect_left(offsets, r.candidate.start)
-        last = max(first, bisect.bisect_left(offsets, r.candidate.end) - 1)
-        window = stems[max(0, first - WINDOW_WORDS):first] + ["|"] + stems[last + 1:last + 1 + WINDOW_WORDS]
-        window_share = r.features.get("window_share", 0.0)
-        r.features.update({
-            "question_bigrams_in_sentence": len(pairs & set(zip(stems, stems[1:]))) / len(pairs),
-            "question_bigrams_in_window": len(pairs & set(zip(window, window[1:]))) / len(pairs),
-            "left_three_in_question": sum(s in content for s in stems[max(0, first - BESIDE_WORDS):first]) / BESIDE_WORDS,
-            "right_three_in_question": sum(s in content for s in stems[last + 1:last + 1 + BESIDE_WORDS]) / BESIDE_WORDS,
-            "best_window": float(best_window > 0 and window_share == best_window),
-            "window_gap": best_window - window_share})
     for same_sentence in by_sentence.values():
+        # a sentence's words are read once for all its candidates: where the question's pairs
+        # stand (pair i joins words i and i + 1) and which words are the question's
+        stems = [s for _, s in same_sentence[0].sentence.words]
+        offsets = [o for o, _ in same_sentence[0].sentence.words]
+        hits = [(i, pair) for i, pair in enumerate(zip(stems, stems[1:])) if pair in pairs]
+        in_sentence = len({pair for _, pair in hits}) / len(pairs)
+        asked = [s in content for s in stems]
         nearest = max(r.features.get("closeness", 0.0) for r in same_sentence)
         for r in same_sentence:
-            r.features["nearest_in_sentence"] = float(r.features.get("closeness", 0.0) == nearest)
+            first = bisect.bisect_left(offsets, r.candidate.start)
+            last = max(first, bisect.bisect_left(offsets, r.candidate.end) - 1)
+            left, right = max(0, first - WINDOW_WORDS), last + 1 + WINDOW_WORDS
+            in_window = {pair for i, pair in hits if left <= i < first - 1 or last < i < right - 1}
+            window_share = r.features.get("window_share", 0.0)
+            r.features.update({
+                "question_bigrams_in_sentence": in_sentence,
+                "question_bigrams_in_window": len(in_window) / len(pairs),
+                "left_three_in_question": sum(asked[max(0, first - BESIDE_WORDS):first]) / BESIDE_WORDS,
+                "right_three_in_question": sum(asked[last + 1:last + 1 + BESIDE_WORDS]) / BESIDE_WORDS,
+                "nearest_in_sentence": float(r.features.get("closeness", 0.0) == nearest),
+                "best_window": float(best_window > 0 and window_share == best_window),
+                "window_gap": best_window - window_share})
     return rows
