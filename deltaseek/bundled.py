@@ -69,8 +69,3 @@ def shipped_program_path() -> Path:
 def shipped_reader_path() -> Path:
     """The learned reader the package ships (`programs/compiled/reader.json`, its weights as JSON)."""
     return _real_path(files("deltaseek.programs").joinpath("compiled", "reader.json"))
-
-
-def noun_classes_path() -> Path:
-    """What kind of thing each English noun names, from WordNet (`programs/compiled/noun_classes.json`)."""
-    return _real_path(files("deltaseek.programs").joinpath("compiled", "noun_classes.json"))

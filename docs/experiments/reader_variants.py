@@ -10,13 +10,13 @@ Both read the shipped reader's train and dev splits (`train_reader.dataset_quest
 `results/reader-questions.pkl`, a file this script alone writes and reads); SQuAD's scored
 articles are never read. `ranker` holds out each SQuAD training article in turn (MuSiQue's and the
 seed set's train splits always train) and scores the ranker's best candidate on its answerable
-questions, no abstention, with the shipped features and without the neighbourhood and noun-class
-ones (the cache must be rebuilt, deleted, after the features change). `synthetic` trains without the one article whose questions include
+questions, no abstention. `synthetic` trains without the one article whose questions include
 unanswerable ones, then scores the answerability model on that article's questions.
 """
 
 from __future__ import annotations
 
+import bisect
 import collections
 import json
 import pickle
@@ -35,15 +35,12 @@ from deltaseek.optimize.convert_squad2 import DEFAULT_SOURCE, SOURCE_FILE
 from deltaseek.optimize.evaluate import corpora_for, load_dataset, select
 from deltaseek.optimize.train_reader import SHIPPED_DATASETS, dataset_questions, read_questions
 from deltaseek.programs.agent.learned_reader import train
-from deltaseek.programs.agent.learned_reader.neighbours import NEIGHBOUR_FEATURES
-from deltaseek.programs.agent.learned_reader.nouns import SENSE_FEATURES
 from deltaseek.programs.index import CorpusIndex
-from deltaseek.programs.text import named_entities
+from deltaseek.programs.text import fold_accents, named_entities, stem, stopwords
 
 CACHE = Path("results/reader-questions.pkl")
-ADDED = (*NEIGHBOUR_FEATURES, *SENSE_FEATURES)
-"""The neighbourhood and noun-class features (`learned_reader/neighbours.py`, `nouns.py`): the
-ranker table scores the reader with and without them."""
+EXTRA = ["question_bigrams_in_sentence", "question_bigrams_in_window", "left_three_in_question",
+         "right_three_in_question", "nearest_in_sentence", "best_window", "window_gap"]
 
 
 def cached_questions() -> dict:
@@ -59,11 +56,31 @@ def article_of() -> dict[str, str]:
     return {qa["id"]: a["title"] for a in data for p in a["paragraphs"] for qa in p["qas"]}
 
 
-def without_added_features(questions) -> None:
-    """Each row's features without `ADDED` and the noun-class pairs, as the reader had them before."""
-    for q in questions:
-        for r in q.rows:
-            r.features = {n: v for n, v in r.features.items() if n not in ADDED and not n.startswith("lex:class:")}
+def add_extra_features(q: train.Question) -> None:
+    """The seven features tried beside the shipped ones, written into each row's features."""
+    words = [(stem(w), w.lower() in stopwords()) for w in re.findall(r"\w[\w'’]*", fold_accents(q.question))]
+    bigrams = {(a, b) for (a, sa), (b, sb) in zip(words, words[1:]) if not (sa and sb)} or {("", "")}
+    content = {s for s, is_stop in words if not is_stop}
+    best_window = max((r.features.get("window_share", 0.0) for r in q.rows), default=0.0)
+    by_sentence = collections.defaultdict(list)
+    for r in q.rows:
+        by_sentence[id(r.sentence)].append(r)
+        stems = [s for _, s in r.sentence.words]
+        offsets = [o for o, _ in r.sentence.words]
+        first = bisect.bisect_left(offsets, r.candidate.start)
+        last = max(first, bisect.bisect_left(offsets, r.candidate.end) - 1)
+        window = stems[max(0, first - 6):first] + ["|"] + stems[last + 1:last + 7]
+        r.features.update({
+            "question_bigrams_in_sentence": len(bigrams & set(zip(stems, stems[1:]))) / len(bigrams),
+            "question_bigrams_in_window": len(bigrams & set(zip(window, window[1:]))) / len(bigrams),
+            "left_three_in_question": sum(s in content for s in stems[max(0, first - 3):first]) / 3,
+            "right_three_in_question": sum(s in content for s in stems[last + 1:last + 4]) / 3,
+            "best_window": float(best_window > 0 and r.features.get("window_share", 0.0) == best_window),
+            "window_gap": best_window - r.features.get("window_share", 0.0)})
+    for rows in by_sentence.values():
+        nearest = max(r.features.get("closeness", 0.0) for r in rows)
+        for r in rows:
+            r.features["nearest_in_sentence"] = float(r.features.get("closeness", 0.0) == nearest)
 
 
 def training_questions(parts: dict) -> tuple[dict[str, str], list, list]:
@@ -115,6 +132,14 @@ def hard_negative_ranker(questions, share: float = 0.5):
     return train.fit_ranker(kept)
 
 
+def typed_apart(questions) -> None:
+    """Separate weights for questions naming their answer's type: each feature doubled for them."""
+    for q in questions:
+        if q.kind != "other":
+            for r in q.rows:
+                r.features.update({f"typed:{n}": v for n, v in list(r.features.items())})
+
+
 def ranker_table(parts: dict) -> None:
     articles, squad, others = training_questions(parts)
     shipped = list(train.FEATURES)
@@ -126,12 +151,13 @@ def ranker_table(parts: dict) -> None:
 
     print(RANKER_HEADER)
     row("shipped features", train.fit_ranker, shipped)
-    row("shipped features, C=0.5", lambda qs: train.fit_ranker(qs, c=0.5), shipped)
-    row("shipped features, half hard negatives", hard_negative_ranker, shipped)
-    without_added_features(squad + others)
-    earlier = [n for n in shipped if n not in ADDED]
-    row("without neighbourhood and noun classes", train.fit_ranker, earlier)
-    row("without neighbourhood and noun classes, C=0.5", lambda qs: train.fit_ranker(qs, c=0.5), earlier)
+    for q in squad + others:
+        add_extra_features(q)
+    row("+ seven features", train.fit_ranker, shipped + EXTRA)
+    row("+ seven features, half hard negatives", hard_negative_ranker, shipped + EXTRA)
+    typed_apart(squad + others)
+    row("+ seven features, typed questions apart", train.fit_ranker,
+        shipped + EXTRA + [f"typed:{n}" for n in shipped + EXTRA])
 
 
 RELATIVE = ["sentence_share", "window_share", "name_share", "support", "closeness", "log_distance",

@@ -6,9 +6,7 @@ The program's default reader: its own weights when a compile trained them
 
 - `questions`: the parts of a question and the type of answer each asks for;
 - `candidates`: every span that could answer (names, dates, figures, addresses, phrases);
-- `features`: what a reader looks at in a candidate, as named numbers; `neighbours`: its
-  neighbourhood and how it compares with the question's other candidates; `nouns`: what kind of
-  thing the asked noun and the candidate name (WordNet's classes, shipped as data);
+- `features`: what a reader looks at in a candidate, as named numbers;
 - `model`: the learned ranker and answerability model, weights as JSON;
 - `read`: candidates scored in the best sentences of the facts;
 - `bridges`, `comparisons`: multi-hop questions and questions that compare two things;

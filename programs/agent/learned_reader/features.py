@@ -12,8 +12,6 @@ import re
 from dataclasses import dataclass, field
 
 from deltaseek.programs.agent.learned_reader.candidates import Candidate, KINDS, title_name
-from deltaseek.programs.agent.learned_reader.neighbours import NEIGHBOUR_FEATURES
-from deltaseek.programs.agent.learned_reader.nouns import SENSE_FEATURES
 from deltaseek.programs.agent.learned_reader.questions import (ANSWER_TYPES, NEGATION, PRESENT, asked_noun,
                                                            question_names)
 from deltaseek.programs.text import acronyms, fold_accents, meaningful_tokens, stem, stopwords
@@ -168,7 +166,7 @@ def feature_names() -> list[str]:
              "past_for_present", "question_number_in_sentence", "pronoun_sentence", "after_anchor", "before_anchor",
              "left_share", "right_share", "previous_in_question", "next_in_question", "inner_function_word",
              "top_sentence", "repeats_in_facts", "sentence_length_log", "in_passage_title", "clause_subject"]
-    names += [*NEIGHBOUR_FEATURES, *SENSE_FEATURES, *(f"ask_{t}_common_head" for t in ANSWER_TYPES)]
+    names += [f"ask_{t}_common_head" for t in ANSWER_TYPES]
     names += [f"kind_{k}" for k in KINDS]
     names += [f"ask_{t}_{k}" for t in ANSWER_TYPES for k in KINDS]
     names += [f"previous_{w}" for w in PREVIOUS_WORDS]

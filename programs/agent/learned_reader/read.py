@@ -17,8 +17,6 @@ from deltaseek.programs.agent.learned_reader.features import (COMMON_HEADS, PAST
                                                           lowercase_words, question_view, rarity, sentence_view,
                                                           stems_of, support)
 from deltaseek.programs.agent.learned_reader.model import BEST_FEATURES, ReaderModel, shipped_reader
-from deltaseek.programs.agent.learned_reader.neighbours import add_neighbour_features
-from deltaseek.programs.agent.learned_reader.nouns import asked_thing, class_features, noun_classes
 from deltaseek.programs.agent.learned_reader.questions import AnswerType, sentences
 from deltaseek.programs.text import fold_accents, meaningful_tokens, named_entities, stem, stopwords
 
@@ -134,7 +132,6 @@ def candidate_rows(question: str, kind: str, facts: list, extra_terms: set[str] 
     if head:
         view.head = head
     ordinary = lowercase_words(facts)
-    asked = noun_classes(thing) if (thing := asked_thing(question)) else []
     order = {id(f): i for i, f in enumerate(facts)}
     best = ranked[0][0] or 1.0
     rows: list[Scored] = []
@@ -159,10 +156,8 @@ def candidate_rows(question: str, kind: str, facts: list, extra_terms: set[str] 
                 continue
             if kind == "person" and words & view.asked_words:
                 continue  # "Who leads the Tarn Council?" is not answered by a name holding "Tarn"
-            features = candidate_features(view, sentence, candidate, ordinary, sure)
-            features.update(class_features(asked, view.wh, candidate.text))
-            rows.append(Scored(candidate, sentence, features))
-    return add_neighbour_features(question, about_the_subject(rows, view, facts))
+            rows.append(Scored(candidate, sentence, candidate_features(view, sentence, candidate, ordinary, sure)))
+    return about_the_subject(rows, view, facts)
 
 
 def about_the_subject(rows: list[Scored], view: QuestionView, facts: list) -> list[Scored]:

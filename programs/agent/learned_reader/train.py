@@ -93,9 +93,6 @@ def fit_linear(rows: list[dict], labels: list[int], names, c: float = 1.0) -> Li
 LEXICAL_MIN_COUNT = 5
 """A lexical feature (`features.lexical_features`) is learned only when this many training
 questions' candidates carry it: rarer ones would be noise."""
-RANKER_C = 0.1
-"""The ranker's inverse regularization strength: chosen by leaving each SQuAD training article out
-in turn (`docs/experiments/reader_variants.py`); most lexical pairs are seen a few times only."""
 MIN_WEIGHT = 0.01
 """Weights smaller than this are left out of the saved reader (they change no choice)."""
 
@@ -108,7 +105,7 @@ def lexical_vocabulary(questions: list[Question]) -> list[str]:
     return sorted(n for n, c in counts.items() if c >= LEXICAL_MIN_COUNT)
 
 
-def fit_ranker(questions: list[Question], seed: int = 0, c: float = RANKER_C) -> Linear:
+def fit_ranker(questions: list[Question], seed: int = 0, c: float = 0.5) -> Linear:
     """The ranker, trained on pairs: a right candidate (exact match with a gold answer) against a
     wrong one of the same question, as the difference of their features (pairwise logistic
     regression: what decides is how candidates of one question compare, not their level)."""
