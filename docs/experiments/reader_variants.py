@@ -5,6 +5,7 @@
     python docs/experiments/reader_variants.py losses       # where the shipped ranker loses the gold
     python docs/experiments/reader_variants.py stacked      # boosted trees over the features and the ranker's score
     python docs/experiments/reader_variants.py coverage     # answerability with what of the question the sentence lacks
+    python docs/experiments/reader_variants.py calibration  # the threshold chosen on dev against one chosen on held-out articles
 
 Both read the shipped reader's train and dev splits (`train_reader.dataset_questions`; cached in
 `results/reader-questions.pkl`, a file this script alone writes and reads); SQuAD's scored
@@ -352,6 +353,58 @@ def synthetic_table(parts: dict) -> None:
                                                                          kept["dev"] + made["dev"], 0.15), scored)
 
 
+ADDED = ("question_bigrams_in_sentence", "question_bigrams_in_window", "left_three_in_question",
+         "right_three_in_question", "nearest_in_sentence", "best_window", "window_gap",
+         "class_shared", "class_same", "class_unknown")
+"""The neighbourhood and noun-class features tried at 086e802 (`learned_reader/neighbours.py`,
+`nouns.py`, since taken back): `calibration` scores the reader with and without them when run
+there; here, where the reader has none of them, both of its rows are the shipped reader."""
+
+
+def without_added_features(questions) -> None:
+    """Each row's features without `ADDED` and the noun-class pairs."""
+    for q in questions:
+        for r in q.rows:
+            r.features = {n: v for n, v in r.features.items() if n not in ADDED and not n.startswith("lex:class:")}
+
+
+def held_out_outcomes(articles: dict, squad: list, others: list) -> list:
+    """Each training article's questions as a reader trained without that article reads them:
+    what the reader's scores look like on an article it never read."""
+    found = []
+    for trained, own in held_out_folds(articles, squad, others):
+        reader = train.ReaderModel(format_version=train.FORMAT_VERSION, ranker=train.fit_ranker(trained),
+                                   answerability=train.fit_answerability(trained), threshold=0.0)
+        found += train.outcomes(reader, own)
+    return found
+
+
+def calibration_table(parts: dict) -> None:
+    """The threshold chosen on the dev split (questions of the articles the ranker trained on)
+    against one chosen on held-out articles' questions, each scored both ways; with the reader's
+    features and without `ADDED`."""
+    articles, squad, others = training_questions(parts)
+    dev = [q for name in parts for q in parts[name]["dev"]]
+    trained = [q for name in parts for q in parts[name]["train"]]
+    print("| features | threshold chosen on | threshold | dev: abstention, false abstention, answer score "
+          "| held-out articles: abstention, false abstention, answer score |\n|---|---|---:|---|---|")
+    shipped = list(train.FEATURES)
+    for name, features in (("the reader's", shipped), ("without the added ones", [n for n in shipped if n not in ADDED])):
+        if features != shipped:
+            without_added_features(squad + others + dev + trained)
+        train.FEATURES = features
+        reader = train.fit_reader(trained, dev, 0.15)
+        on_dev = train.outcomes(reader, dev)
+        held_out = held_out_outcomes(articles, squad, others)
+        for chosen_on, threshold in (("dev", reader.threshold),
+                                     ("held-out articles", train.choose_threshold(held_out, 0.15)[0])):
+            cells = [train.scores_at(found, threshold) for found in (on_dev, held_out)]
+            print(f"| {name} | {chosen_on} | {threshold:.3f} | " + " | ".join(
+                f"{c['abstention']:.1%}, {c['false_abstention']:.1%}, {c['answer_score']:.3f}" for c in cells) + " |",
+                flush=True)
+
+
 if __name__ == "__main__":
     {"ranker": ranker_table, "synthetic": synthetic_table, "losses": loss_table,
-     "stacked": stacked_table, "coverage": coverage_table}[sys.argv[1]](cached_questions())
+     "stacked": stacked_table, "coverage": coverage_table, "calibration": calibration_table}[sys.argv[1]](
+        cached_questions())
