@@ -6,6 +6,7 @@
     python docs/experiments/reader_variants.py stacked      # boosted trees over the features and the ranker's score
     python docs/experiments/reader_variants.py coverage     # answerability with what of the question the sentence lacks
     python docs/experiments/reader_variants.py calibration  # the threshold chosen on dev against one chosen on held-out articles
+    python docs/experiments/reader_variants.py zelda        # answerability fitted on held-out articles' scores, scored on Zelda
 
 Both read the shipped reader's train and dev splits (`train_reader.dataset_questions`; cached in
 `results/reader-questions.pkl`, a file this script alone writes and reads); SQuAD's scored
@@ -36,6 +37,8 @@ from deltaseek.optimize.convert_squad2 import DEFAULT_SOURCE, SOURCE_FILE
 from deltaseek.optimize.evaluate import corpora_for, load_dataset, select
 from deltaseek.optimize.train_reader import SHIPPED_DATASETS, dataset_questions, read_questions
 from deltaseek.programs.agent.learned_reader import train
+from deltaseek.programs.agent.learned_reader.model import ANSWERABILITY_FEATURES
+from deltaseek.programs.agent.learned_reader.read import summary_features
 from deltaseek.programs.index import CorpusIndex
 from deltaseek.programs.text import fold_accents, named_entities, stem, stopwords
 
@@ -404,7 +407,42 @@ def calibration_table(parts: dict) -> None:
                 flush=True)
 
 
+def zelda_table(parts: dict) -> None:
+    """ROC AUC and abstention at <= 20% false abstention on the one training article with
+    unanswerable questions, held out: its answerability model fitted the shipped way (two folds of
+    the other questions) against one fitted on the other articles' questions as rankers trained
+    without each of them score them; with the reader's features and without `ADDED`."""
+    articles, squad, others = training_questions(parts)
+    unseen, _, _ = without_unanswerable_article(parts, articles)
+    print("| features, answerability trained on | ROC AUC | abstention at <= 20% false (best threshold) |\n|---|---:|---:|")
+    shipped = list(train.FEATURES)
+    for name, features in (("the reader's", shipped), ("without the added ones", [n for n in shipped if n not in ADDED])):
+        if features != shipped:
+            without_added_features(squad + others)
+        train.FEATURES = features
+        rows, labels, own = [], [], []
+        for trained, held in held_out_folds(articles, squad, others):
+            ranker = train.fit_ranker(trained)
+            for q in held:
+                for r in q.rows:
+                    r.score = ranker.score(r.features)
+                if articles[q.id] in unseen:
+                    own.append(q)
+                elif q.rows:
+                    rows.append(summary_features(q.rows, q.kind))
+                    labels.append(int(q.answerable and train.best_f1(train.best_span(q), q.answers) >= train.RIGHT_F1))
+        shipped_way = train.fit_answerability([q for q in squad if articles[q.id] not in unseen] + others)
+        for way, model in (("two folds of questions", shipped_way),
+                           ("held-out articles", train.fit_linear(rows, labels, ANSWERABILITY_FEATURES))):
+            found = [model.probability(summary_features(q.rows, q.kind)) if q.rows else 0.0 for q in own]
+            outcomes = [train.Outcome(q.answerable, p, 0.0) for q, p in zip(own, found)]
+            best = max(f["abstention"] for f in (train.scores_at(outcomes, p) for p in found) if f["false_abstention"] <= 0.2)
+            auc = roc_auc_score([int(not q.answerable) for q in own], [-p for p in found])
+            print(f"| {name}, {way} | {auc:.3f} | {best:.1%} |", flush=True)
+
+
 if __name__ == "__main__":
     {"ranker": ranker_table, "synthetic": synthetic_table, "losses": loss_table,
-     "stacked": stacked_table, "coverage": coverage_table, "calibration": calibration_table}[sys.argv[1]](
+     "stacked": stacked_table, "coverage": coverage_table, "calibration": calibration_table,
+     "zelda": zelda_table}[sys.argv[1]](
         cached_questions())
