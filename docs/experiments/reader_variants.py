@@ -321,13 +321,18 @@ def answerability_header(first: str) -> None:
     print("|---|---:|---:|---:|---:|---:|")
 
 
+def separation(found: list) -> tuple[float, float]:
+    """How well the probabilities set unanswerable questions apart: ROC AUC, and the most
+    abstention on them any threshold reaches with at most 20% false abstention."""
+    auc = roc_auc_score([int(not o.answerable) for o in found], [-o.probability for o in found])
+    figures = [train.scores_at(found, o.probability) for o in found]
+    return auc, max(f["abstention"] for f in figures if f["false_abstention"] <= 0.2)
+
+
 def answerability_line(name: str, reader, questions) -> None:
     found = train.outcomes(reader, questions)
-    unanswerable = [int(not o.answerable) for o in found]
-    auc = roc_auc_score(unanswerable, [-o.probability for o in found])
+    auc, best = separation(found)
     at = train.scores_at(found, reader.threshold)
-    figures = [train.scores_at(found, o.probability) for o in found]
-    best = max(f["abstention"] for f in figures if f["false_abstention"] <= 0.2)
     print(f"| {name} | {auc:.3f} | {at['abstention']:.1%} | {at['false_abstention']:.1%} | {at['answer_score']:.3f} | {best:.1%} |")
 
 
@@ -371,6 +376,16 @@ def without_added_features(questions) -> None:
             r.features = {n: v for n, v in r.features.items() if n not in ADDED and not n.startswith("lex:class:")}
 
 
+def with_and_without_added(questions):
+    """Name the reader's features, then strip `ADDED` from the questions' rows and name the rest:
+    the tables fit and score under each in turn (`train.FEATURES` set for each)."""
+    shipped = list(train.FEATURES)
+    yield "the reader's"
+    without_added_features(questions)
+    train.FEATURES = [n for n in shipped if n not in ADDED]
+    yield "without the added ones"
+
+
 def held_out_outcomes(articles: dict, squad: list, others: list) -> list:
     """Each training article's questions as a reader trained without that article reads them:
     what the reader's scores look like on an article it never read."""
@@ -391,11 +406,7 @@ def calibration_table(parts: dict) -> None:
     trained = [q for name in parts for q in parts[name]["train"]]
     print("| features | threshold chosen on | threshold | dev: abstention, false abstention, answer score "
           "| held-out articles: abstention, false abstention, answer score |\n|---|---|---:|---|---|")
-    shipped = list(train.FEATURES)
-    for name, features in (("the reader's", shipped), ("without the added ones", [n for n in shipped if n not in ADDED])):
-        if features != shipped:
-            without_added_features(squad + others + dev + trained)
-        train.FEATURES = features
+    for name in with_and_without_added(squad + others + dev + trained):
         reader = train.fit_reader(trained, dev, 0.15)
         on_dev = train.outcomes(reader, dev)
         held_out = held_out_outcomes(articles, squad, others)
@@ -415,11 +426,7 @@ def zelda_table(parts: dict) -> None:
     articles, squad, others = training_questions(parts)
     unseen, _, _ = without_unanswerable_article(parts, articles)
     print("| features, answerability trained on | ROC AUC | abstention at <= 20% false (best threshold) |\n|---|---:|---:|")
-    shipped = list(train.FEATURES)
-    for name, features in (("the reader's", shipped), ("without the added ones", [n for n in shipped if n not in ADDED])):
-        if features != shipped:
-            without_added_features(squad + others)
-        train.FEATURES = features
+    for name in with_and_without_added(squad + others):
         rows, labels, own = [], [], []
         for trained, held in held_out_folds(articles, squad, others):
             ranker = train.fit_ranker(trained)
@@ -434,10 +441,8 @@ def zelda_table(parts: dict) -> None:
         shipped_way = train.fit_answerability([q for q in squad if articles[q.id] not in unseen] + others)
         for way, model in (("two folds of questions", shipped_way),
                            ("held-out articles", train.fit_linear(rows, labels, ANSWERABILITY_FEATURES))):
-            found = [model.probability(summary_features(q.rows, q.kind)) if q.rows else 0.0 for q in own]
-            outcomes = [train.Outcome(q.answerable, p, 0.0) for q, p in zip(own, found)]
-            best = max(f["abstention"] for f in (train.scores_at(outcomes, p) for p in found) if f["false_abstention"] <= 0.2)
-            auc = roc_auc_score([int(not q.answerable) for q in own], [-p for p in found])
+            auc, best = separation([train.Outcome(q.answerable, model.probability(summary_features(q.rows, q.kind))
+                                                  if q.rows else 0.0, 0.0) for q in own])
             print(f"| {name}, {way} | {auc:.3f} | {best:.1%} |", flush=True)
 
 
