@@ -3,10 +3,14 @@
     python docs/experiments/reader_variants.py ranker       # leave-one-article-out top-1 F1 of each ranker
     python docs/experiments/reader_variants.py synthetic    # synthetic unanswerables: transfer to an unseen article
     python docs/experiments/reader_variants.py losses       # where the shipped ranker loses the gold
+    python docs/experiments/reader_variants.py sentences    # the gold's sentence chosen, and the span within it
+    python docs/experiments/reader_variants.py trimmed      # the question's own words trimmed from the span's ends
     python docs/experiments/reader_variants.py stacked      # boosted trees over the features and the ranker's score
     python docs/experiments/reader_variants.py coverage     # answerability with what of the question the sentence lacks
     python docs/experiments/reader_variants.py calibration  # the threshold chosen on dev against one chosen on held-out articles
     python docs/experiments/reader_variants.py zelda        # answerability fitted on held-out articles' scores, scored on Zelda
+    python docs/experiments/reader_variants.py parsed [PIPELINE]  # features from a spaCy parse (spaCy not a dependency: install it)
+    python docs/experiments/reader_variants.py together [PIPELINE]  # every lever at once: seven features, the parse, trees
 
 Both read the shipped reader's train and dev splits (`train_reader.dataset_questions`; cached in
 `results/reader-questions.pkl`, a file this script alone writes and reads); SQuAD's scored
@@ -21,6 +25,7 @@ from __future__ import annotations
 import bisect
 import collections
 import json
+import math
 import pickle
 import random
 import re
@@ -37,7 +42,9 @@ from deltaseek.optimize.convert_squad2 import DEFAULT_SOURCE, SOURCE_FILE
 from deltaseek.optimize.evaluate import corpora_for, load_dataset, select
 from deltaseek.optimize.train_reader import SHIPPED_DATASETS, dataset_questions, read_questions
 from deltaseek.programs.agent.learned_reader import train
+from deltaseek.programs.agent.learned_reader.features import stems_of, wh_key
 from deltaseek.programs.agent.learned_reader.model import ANSWERABILITY_FEATURES
+from deltaseek.programs.agent.learned_reader.questions import asked_noun
 from deltaseek.programs.agent.learned_reader.read import summary_features
 from deltaseek.programs.index import CorpusIndex
 from deltaseek.programs.text import fold_accents, named_entities, stem, stopwords
@@ -232,7 +239,7 @@ def add_coverage_features(q: train.Question) -> None:
     """What of the question each candidate's sentence does not say: the rarest question word it
     lacks (and its passage lacks), the share it lacks, the share no fact read holds, and whether
     one of question and sentence is negated and the other not."""
-    from deltaseek.programs.agent.learned_reader.features import rarity, stems_of
+    from deltaseek.programs.agent.learned_reader.features import rarity
     from deltaseek.programs.agent.learned_reader.questions import NEGATION, sentences
 
     terms = stems_of(q.question)
@@ -288,6 +295,59 @@ def loss_table(parts: dict) -> None:
     for name, count in counts.items():
         print(f"| {name} | {count / n:.1%} |")
 
+
+
+def sentence_table(parts: dict) -> None:
+    """Whether the ranker loses the gold in choosing the sentence or the span within it: of the
+    answerable questions of each held-out article, pooled, how often a sentence read holds the
+    gold, how often the best candidate's sentence does, and the top-1 F1 of the ranker with and
+    without the gold's sentences given to it (the best candidate among theirs alone)."""
+    counts = collections.Counter()
+    for trained, own in held_out_folds(*training_questions(parts)):
+        ranker = train.fit_ranker(trained)
+        for q in (q for q in own if q.answerable and q.rows):
+            best = max(q.rows, key=lambda r: ranker.score(r.features))
+            holding = [r for r in q.rows if any(a.lower() in r.sentence.text.lower() for a in q.answers)]
+            given = max(holding, key=lambda r: ranker.score(r.features)) if holding else None
+            counts.update({"questions": 1, "top-1 F1": train.best_f1(best.candidate.text, q.answers),
+                           "a sentence read holds the gold": bool(holding),
+                           "the best candidate's sentence holds the gold": any(r.sentence is best.sentence for r in holding),
+                           "top-1 F1 with the gold's sentences given": train.best_f1(given.candidate.text, q.answers)
+                           if given else 0.0})
+    n = counts.pop("questions")
+    print(f"{n} answerable questions with candidates\n| of them | share or F1 |\n|---|---:|")
+    for name, value in counts.items():
+        print(f"| {name} | {value / n:.3f} |")
+
+
+def trimmed(span: str, question: str) -> str:
+    """The span without the words the question already says at either end ("546 children" for
+    "How many children ...?"), one word at least."""
+    asked = {stem(fold_accents(w.lower())) for w in re.findall(r"\w+", question)}
+    words = span.split()
+    said = lambda w: stem(fold_accents(re.sub(r"^\W+|\W+$", "", w).lower())) in asked
+    while len(words) > 1 and said(words[-1]):
+        words.pop()
+    while len(words) > 1 and said(words[0]):
+        words.pop(0)
+    return " ".join(words)
+
+
+def trimmed_table(parts: dict) -> None:
+    """Top-1 F1 of the ranker's pick as it is and with the question's words trimmed from its ends,
+    by asking phrase (the ten commonest), pooled over the held-out articles."""
+    found = collections.defaultdict(lambda: np.zeros(4))
+    for trained, own in held_out_folds(*training_questions(parts)):
+        ranker = train.fit_ranker(trained)
+        for q in (q for q in own if q.answerable and q.rows):
+            best = by_ranker(ranker)(q).candidate.text
+            cut = trimmed(best, q.question)
+            row = np.array([1, train.best_f1(best, q.answers), train.best_f1(cut, q.answers), cut != best])
+            found[wh_key(q.question)] += row
+            found["all"] += row
+    print("| asking phrase | questions | top-1 F1 | trimmed | spans trimmed |\n|---|---:|---:|---:|---:|")
+    for key, (n, f1, cut, changed) in sorted(found.items(), key=lambda kv: -kv[1][0])[:11]:
+        print(f"| {key} | {n:.0f} | {f1 / n:.3f} | {cut / n:.3f} | {changed:.0f} |")
 
 AUXILIARY = re.compile(r"\b(is|was|are|were|did|does|do|has|had|have|can|could|will|would)\b", re.I)
 
@@ -446,8 +506,151 @@ def zelda_table(parts: dict) -> None:
             print(f"| {name}, {way} | {auc:.3f} | {best:.1%} |", flush=True)
 
 
+PARSED = ["entity_exact", "inside_entity", "crosses_entity", "noun_chunk_exact", "whole_subtree", "crosses_subtree",
+          "tree_distance_log", "tree_near", "head_subject", "head_object", "head_prepositional_object",
+          "head_apposition", "head_modifier", "head_noun", "head_proper_noun", "head_number", "head_verb",
+          "head_adjective"]
+"""Features of a candidate in its sentence's dependency parse and named-entity tags."""
+HEAD_ROLES = {"head_subject": ("nsubj", "nsubjpass"), "head_object": ("dobj", "attr", "oprd"),
+              "head_prepositional_object": ("pobj",), "head_apposition": ("appos",),
+              "head_modifier": ("compound", "amod", "nmod", "poss")}
+HEAD_TAGS = {"head_noun": ("NOUN",), "head_proper_noun": ("PROPN",), "head_number": ("NUM",),
+             "head_verb": ("VERB", "AUX"), "head_adjective": ("ADJ",)}
+
+
+def without_article(start: int, span) -> int:
+    """Where a span starts once a leading "the" or "a" is left out: candidates never open with one."""
+    return span[1].idx if len(span) > 1 and span[0].pos_ == "DET" else start
+
+
+def tree_path(a, b) -> tuple[list, list]:
+    """The tokens from `a` up to the lowest head it shares with `b`, and from `b` up to it."""
+    up_a, up_b = [a, *a.ancestors], [b, *b.ancestors]
+    at = {t.i: k for k, t in enumerate(up_b)}
+    for k, t in enumerate(up_a):
+        if t.i in at:
+            return up_a[:k], up_b[:at[t.i]]
+    return up_a, up_b
+
+
+def add_parsed_features(q: train.Question, docs: dict) -> None:
+    """Each row's `PARSED` features, and lexical ones crossed with the question's asking phrase:
+    the entity tag of a candidate that is one, the role of its head, the preposition it follows,
+    and the labels on the way up from it to the nearest word of the question."""
+    wh, noun, asked = wh_key(q.question), asked_noun(q.question), stems_of(q.question)
+    for r in q.rows:
+        doc, (start, end), f = docs[r.sentence.text], (r.candidate.start, r.candidate.end), r.features
+        tokens = [t for t in doc if t.idx < end and t.idx + len(t.text) > start]
+        if not tokens:
+            continue
+        inside = {t.i for t in tokens}
+        head = next((t for t in tokens if t.head.i not in inside or t.head.i == t.i), tokens[0])
+        for ent in doc.ents:
+            if start in (ent.start_char, without_article(ent.start_char, ent)) and end == ent.end_char:
+                f.update({"entity_exact": 1.0, f"lex:{wh}|entity={ent.label_}": 1.0})
+                if noun:
+                    f[f"lex:head={noun}|entity={ent.label_}"] = 1.0
+            elif ent.start_char <= start and end <= ent.end_char:
+                f.update({"inside_entity": 1.0, f"lex:{wh}|inside={ent.label_}": 1.0})
+            elif start < ent.end_char and ent.start_char < end:
+                f["crosses_entity"] = 1.0
+        if any(start in (c.start_char, without_article(c.start_char, c)) and end == c.end_char for c in doc.noun_chunks):
+            f["noun_chunk_exact"] = 1.0
+        subtree = {t.i for t in head.subtree}
+        outside = [doc[i] for i in subtree - inside]
+        f["whole_subtree"] = float(inside <= subtree and all(t.pos_ == "DET" or t.is_punct for t in outside))
+        f["crosses_subtree"] = float(not inside <= subtree)
+        anchors = [t for t in doc if t.i not in inside and not t.is_stop and stem(fold_accents(t.text)) in asked]
+        paths = [tree_path(head, a) for a in anchors]
+        nearest = min(paths, key=lambda p: len(p[0]) + len(p[1]), default=None)
+        distance = len(nearest[0]) + len(nearest[1]) if nearest else 30
+        f.update({"tree_distance_log": math.log1p(distance), "tree_near": float(distance <= 2)})
+        if nearest:
+            f[f"lex:{wh}|path={'^'.join(t.dep_ for t in nearest[0][:3])}|{len(nearest[1])}"] = 1.0
+        f.update({name: float(head.dep_ in roles) for name, roles in HEAD_ROLES.items()})
+        f.update({name: float(head.pos_ in tags) for name, tags in HEAD_TAGS.items()})
+        f[f"lex:{wh}|role={head.dep_}"] = 1.0
+        if head.dep_ == "pobj":
+            f[f"lex:{wh}|after={head.head.lemma_.lower()}"] = 1.0
+
+
+def parsed_docs(texts, argv_at: int = 2) -> dict:
+    """Each sentence's spaCy parse, by its text. The pipeline is an installed spaCy package:
+    `en_core_web_sm` unless another is named on the command line after the mode."""
+    import spacy
+    nlp = spacy.load(sys.argv[argv_at] if len(sys.argv) > argv_at else "en_core_web_sm")
+    texts = sorted(set(texts))
+    return dict(zip(texts, nlp.pipe(texts, batch_size=256)))
+
+
+def together_table(parts: dict) -> None:
+    """Every ranker lever that can be computed here at once: the shipped features, the seven
+    neighbourhood features, the parse's features, then boosted trees that read them and the
+    linear ranker's score (as `stacked`). Leave-one-article-out top-1 F1, with and without the
+    gold's sentences given (`sentences`)."""
+    articles, squad, others = training_questions(parts)
+    docs = parsed_docs(r.sentence.text for q in squad + others for r in q.rows)
+    for q in squad + others:
+        add_extra_features(q)
+        add_parsed_features(q, docs)
+    shipped = list(train.FEATURES)
+    train.FEATURES = shipped + EXTRA + PARSED
+    found = collections.defaultdict(list)
+    for trained, own in held_out_folds(articles, squad, others):
+        scored = [q for q in own if q.answerable and q.rows]
+        ranker = train.fit_ranker(trained)
+        halves = [[q for q in trained if train.fold_of(q.id) == f] for f in (0, 1)]
+        by_fold = [train.fit_ranker(halves[1 - f]) for f in (0, 1)]
+        stacked = fit_trees(trained, {q.id: by_fold[f] for f in (0, 1) for q in halves[f]})
+
+        def trees(q, rows=None):
+            rows = rows or q.rows
+            sub = train.Question(q.id, q.question, q.facts, q.answers, rows)
+            return rows[int(np.argmax(stacked.decision_function(tree_inputs(sub, ranker))))]
+
+        def given(pick):
+            def pick_given(q):
+                holding = [r for r in q.rows if any(a.lower() in r.sentence.text.lower() for a in q.answers)]
+                return pick(q, holding) if holding else pick(q)
+            return pick_given
+
+        linear = lambda q, rows=None: max(rows or q.rows, key=lambda r: ranker.score(r.features))
+        for name, pick in {"all features, linear ranker": linear, "all features, trees + ranker's score": trees,
+                           "all features, linear, gold's sentences given": given(linear),
+                           "all features, trees, gold's sentences given": given(trees)}.items():
+            found[name].append(top_one(pick, scored))
+    print(RANKER_HEADER)
+    for name, scores in found.items():
+        ranker_line(name, scores)
+
+
+def parsed_table(parts: dict) -> None:
+    """Leave-one-article-out top-1 F1 with the parse's features beside the shipped ones (and
+    without the paths' labels). The pipeline is an installed spaCy package: `en_core_web_sm`
+    unless another is named after the mode."""
+    articles, squad, others = training_questions(parts)
+    docs = parsed_docs(r.sentence.text for q in squad + others for r in q.rows)
+    shipped = list(train.FEATURES)
+
+    def row(name):
+        ranker_line(name, [top_one(by_ranker(train.fit_ranker(trained)), [q for q in own if q.answerable and q.rows])
+                           for trained, own in held_out_folds(articles, squad, others)])
+
+    print(RANKER_HEADER)
+    row("shipped features")
+    for q in squad + others:
+        add_parsed_features(q, docs)
+    train.FEATURES = shipped + PARSED
+    row("+ parsed features")
+    for q in squad + others:
+        for r in q.rows:
+            r.features = {n: v for n, v in r.features.items() if "|path=" not in n}
+    row("+ parsed features, no paths")
+
+
 if __name__ == "__main__":
     {"ranker": ranker_table, "synthetic": synthetic_table, "losses": loss_table,
      "stacked": stacked_table, "coverage": coverage_table, "calibration": calibration_table,
-     "zelda": zelda_table}[sys.argv[1]](
+     "zelda": zelda_table, "parsed": parsed_table, "sentences": sentence_table, "trimmed": trimmed_table,
+     "together": together_table}[sys.argv[1]](
         cached_questions())
