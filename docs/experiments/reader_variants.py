@@ -297,6 +297,11 @@ def loss_table(parts: dict) -> None:
 
 
 
+def gold_sentence_rows(q: train.Question) -> list:
+    """The candidates of the question's sentences that hold a gold answer."""
+    return [r for r in q.rows if any(a.lower() in r.sentence.text.lower() for a in q.answers)]
+
+
 def sentence_table(parts: dict) -> None:
     """Whether the ranker loses the gold in choosing the sentence or the span within it: of the
     answerable questions of each held-out article, pooled, how often a sentence read holds the
@@ -307,7 +312,7 @@ def sentence_table(parts: dict) -> None:
         ranker = train.fit_ranker(trained)
         for q in (q for q in own if q.answerable and q.rows):
             best = max(q.rows, key=lambda r: ranker.score(r.features))
-            holding = [r for r in q.rows if any(a.lower() in r.sentence.text.lower() for a in q.answers)]
+            holding = gold_sentence_rows(q)
             given = max(holding, key=lambda r: ranker.score(r.features)) if holding else None
             counts.update({"questions": 1, "top-1 F1": train.best_f1(best.candidate.text, q.answers),
                            "a sentence read holds the gold": bool(holding),
@@ -348,6 +353,7 @@ def trimmed_table(parts: dict) -> None:
     print("| asking phrase | questions | top-1 F1 | trimmed | spans trimmed |\n|---|---:|---:|---:|---:|")
     for key, (n, f1, cut, changed) in sorted(found.items(), key=lambda kv: -kv[1][0])[:11]:
         print(f"| {key} | {n:.0f} | {f1 / n:.3f} | {cut / n:.3f} | {changed:.0f} |")
+
 
 AUXILIARY = re.compile(r"\b(is|was|are|were|did|does|do|has|had|have|can|could|will|would)\b", re.I)
 
@@ -610,7 +616,7 @@ def together_table(parts: dict) -> None:
 
         def given(pick):
             def pick_given(q):
-                holding = [r for r in q.rows if any(a.lower() in r.sentence.text.lower() for a in q.answers)]
+                holding = gold_sentence_rows(q)
                 return pick(q, holding) if holding else pick(q)
             return pick_given
 
