@@ -249,14 +249,27 @@ def test_no_example_elsewhere_in_the_package_quotes_a_dataset_but_the_seed_quest
 
 def test_the_training_command_reproduces_the_shipped_reader():
     """`python -m deltaseek.optimize.train_reader` (its defaults) gives the shipped reader within a
-    stated tolerance: the same features, and dev figures (F1, abstention, false abstention) and
-    threshold within 0.01 (scikit-learn's solver stops at a tolerance, so the coefficients agree to
-    about 0.01, not to the last digit). About two minutes on 2 cores."""
-    from deltaseek.optimize.train_reader import SHIPPED_DATASETS, train_on
+    stated tolerance: the same best span on at least 95% of the dev questions, the same
+    answerability features, and dev figures (F1, abstention, false abstention, candidate recall)
+    and threshold within 0.01. The weights themselves are not compared: thousands of sparse
+    lexical weights sit near the cut that leaves small ones out (`MIN_WEIGHT`), and a rebuild on
+    another machine moves some across it (1.8% of the ranker's features on one, 97.8% of the dev
+    questions given the same span). About two minutes on 2 cores."""
+    from deltaseek.optimize.train_reader import SHIPPED_DATASETS, dataset_questions, train_on
+    from deltaseek.programs.agent.learned_reader.train import best_span, score_rows
 
-    retrained = train_on([str(labeled_set(name)) for name in SHIPPED_DATASETS])
+    datasets = [str(labeled_set(name)) for name in SHIPPED_DATASETS]
+    parts = dataset_questions(datasets)
+    retrained = train_on(datasets, parts=parts)
     shipped = shipped_reader()
-    assert retrained.ranker.features == shipped.ranker.features
+    dev = [q for q in parts["dev"] if q.rows]
+    same = 0
+    for q in dev:
+        score_rows(q.rows, shipped)
+        before = best_span(q)
+        score_rows(q.rows, retrained)
+        same += best_span(q) == before
+    assert same >= 0.95 * len(dev), f"the same best span on {same} of {len(dev)} dev questions"
     assert retrained.answerability.features == shipped.answerability.features
     assert retrained.threshold == pytest.approx(shipped.threshold, abs=0.01)
     for figure in ("f1_answerable", "abstention", "false_abstention", "candidate_recall"):
