@@ -209,6 +209,14 @@ def fit_trees(questions, rankers: dict | None = None, negatives: int = 60):
     return model.fit(np.vstack(inputs), np.array(labels))
 
 
+def cross_fitted_trees(questions):
+    """Trees that read the linear ranker's score, each question's score from a ranker trained on
+    the other half of the questions (two folds), as at run time it never trained on the question."""
+    halves = [[q for q in questions if train.fold_of(q.id) == f] for f in (0, 1)]
+    by_fold = [train.fit_ranker(halves[1 - f]) for f in (0, 1)]
+    return fit_trees(questions, {q.id: by_fold[f] for f in (0, 1) for q in halves[f]})
+
+
 def stacked_table(parts: dict) -> None:
     """Leave-one-article-out top-1 F1 of the shipped ranker, of boosted trees alone, and of trees
     that read the ranker's score too (cross-fitted on two folds, as at run time it never trained
@@ -217,10 +225,8 @@ def stacked_table(parts: dict) -> None:
     for trained, own in held_out_folds(*training_questions(parts)):
         scored = [q for q in own if q.answerable and q.rows]
         ranker = train.fit_ranker(trained)
-        halves = [[q for q in trained if train.fold_of(q.id) == f] for f in (0, 1)]
-        by_fold = [train.fit_ranker(halves[1 - f]) for f in (0, 1)]
         trees = fit_trees(trained)
-        stacked = fit_trees(trained, {q.id: by_fold[f] for f in (0, 1) for q in halves[f]})
+        stacked = cross_fitted_trees(trained)
         picks = {"shipped ranker": by_ranker(ranker),
                  "boosted trees": lambda q: q.rows[int(np.argmax(trees.decision_function(tree_inputs(q))))],
                  "boosted trees + ranker's score": lambda q: q.rows[int(np.argmax(
@@ -296,7 +302,6 @@ def loss_table(parts: dict) -> None:
         print(f"| {name} | {count / n:.1%} |")
 
 
-
 def gold_sentence_rows(q: train.Question) -> list:
     """The candidates of the question's sentences that hold a gold answer."""
     return [r for r in q.rows if any(a.lower() in r.sentence.text.lower() for a in q.answers)]
@@ -311,7 +316,7 @@ def sentence_table(parts: dict) -> None:
     for trained, own in held_out_folds(*training_questions(parts)):
         ranker = train.fit_ranker(trained)
         for q in (q for q in own if q.answerable and q.rows):
-            best = max(q.rows, key=lambda r: ranker.score(r.features))
+            best = by_ranker(ranker)(q)
             holding = gold_sentence_rows(q)
             given = max(holding, key=lambda r: ranker.score(r.features)) if holding else None
             counts.update({"questions": 1, "top-1 F1": train.best_f1(best.candidate.text, q.answers),
@@ -580,11 +585,11 @@ def add_parsed_features(q: train.Question, docs: dict) -> None:
             f[f"lex:{wh}|after={head.head.lemma_.lower()}"] = 1.0
 
 
-def parsed_docs(texts, argv_at: int = 2) -> dict:
+def parsed_docs(texts) -> dict:
     """Each sentence's spaCy parse, by its text. The pipeline is an installed spaCy package:
     `en_core_web_sm` unless another is named on the command line after the mode."""
     import spacy
-    nlp = spacy.load(sys.argv[argv_at] if len(sys.argv) > argv_at else "en_core_web_sm")
+    nlp = spacy.load(sys.argv[2] if len(sys.argv) > 2 else "en_core_web_sm")
     texts = sorted(set(texts))
     return dict(zip(texts, nlp.pipe(texts, batch_size=256)))
 
@@ -605,9 +610,7 @@ def together_table(parts: dict) -> None:
     for trained, own in held_out_folds(articles, squad, others):
         scored = [q for q in own if q.answerable and q.rows]
         ranker = train.fit_ranker(trained)
-        halves = [[q for q in trained if train.fold_of(q.id) == f] for f in (0, 1)]
-        by_fold = [train.fit_ranker(halves[1 - f]) for f in (0, 1)]
-        stacked = fit_trees(trained, {q.id: by_fold[f] for f in (0, 1) for q in halves[f]})
+        stacked = cross_fitted_trees(trained)
 
         def trees(q, rows=None):
             rows = rows or q.rows
