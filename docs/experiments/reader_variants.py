@@ -331,8 +331,8 @@ def sentence_table(parts: dict) -> None:
 
 
 def trimmed(span: str, question: str) -> str:
-    """The span without the words the question already says at either end ("546 children" for
-    "How many children ...?"), one word at least."""
+    """The span without the words the question already says at either end ("12 bridges" for
+    "How many bridges ...?"), one word at least."""
     asked = {stem(fold_accents(w.lower())) for w in re.findall(r"\w+", question)}
     words = span.split()
     said = lambda w: stem(fold_accents(re.sub(r"^\W+|\W+$", "", w).lower())) in asked
