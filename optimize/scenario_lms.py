@@ -120,6 +120,25 @@ class EchoEngine(StubbornEngine):
 
 ABSTENTION = "The passages do not say."
 """What the oracle answers where the label says the question cannot be answered."""
+
+PHRASINGS: dict[str, tuple[str, str]] = {
+    "bare": ("{answer}", ABSTENTION),
+    "sentence": ("According to the passages, the answer is {answer}.",
+                 "According to the passages, this is not stated."),
+    "after_clause": ("Having read what the searches found, I can say that it is {answer}.",
+                     "Having read what the searches found, I could not find the answer."),
+    "named_first": ("{answer} is the answer, as the passages show.",
+                    "The passages found do not say, so I cannot answer."),
+}
+"""How the oracle writes its answer (and its abstention): bare, or inside a sentence, as capable
+models write them. Hand-written frames; the answer itself is the label's. A "yes" or "no" label
+is written into the same frames ("According to the passages, the answer is no.")."""
+
+
+def phrase(answer: str, phrasing: str) -> str:
+    """The labeled `answer` written in the oracle's `phrasing` (an empty answer: its abstention)."""
+    with_answer, abstention = PHRASINGS[phrasing]
+    return with_answer.format(answer=answer) if answer else abstention
 _QUESTION_FIELD = re.compile(r"\[\[ ## question ## \]\]\s*\n(.*?)(?:\n\s*\n|\n\[\[ ## |$)", re.S)
 
 
@@ -127,11 +146,15 @@ class OracleEngine(StubbornEngine):
     """A capable model that knows the labels: step one searches with the question, the next
     step asks to synthesize, and the synthesis answers with the labeled answer (or `ABSTENTION`
     and `unlikely`). Its replies are in whatever format the adapter asked for (DSPy's chat
-    format by default), as a capable model's are. `labels` maps a question to (answer, answerability)."""
+    format by default), as a capable model's are. `labels` maps a question to (answer, answerability);
+    `phrasing` names how it writes the answer (`PHRASINGS`)."""
 
-    def __init__(self, tool_name: str, labels: dict[str, tuple[str, str]]):
+    def __init__(self, tool_name: str, labels: dict[str, tuple[str, str]], phrasing: str = "bare"):
         super().__init__(tool_name=tool_name)
+        if phrasing not in PHRASINGS:
+            raise ValueError(f"phrasing {phrasing!r}: expected one of {', '.join(PHRASINGS)}")
         self.labels = labels
+        self.phrasing = phrasing
         self.question = ""
         self.searched = False
 
@@ -142,7 +165,7 @@ class OracleEngine(StubbornEngine):
             "query": self.question, "tool": self.tool_name, "next_tool_name": "finish" if self.searched else self.tool_name,
             "next_tool_args": {} if self.searched else {"query": self.question},
             "next_move": "synthesize" if self.searched else "search",
-            "answer": ABSTENTION if unanswerable else answer,
+            "answer": phrase("" if unanswerable else answer, self.phrasing),
             "answerability": "unlikely" if unanswerable else label,
             "kind": "lookup", "reason": "The facts were read.", "next_thought": "Search, then answer.",
             "reasoning": "The facts were read.",
@@ -167,12 +190,12 @@ SCENARIOS = {"stubborn": StubbornEngine, "garbage": lambda _tool: GarbageEngine(
 from the labeled examples)."""
 
 
-def scenario_lm(name: str, tool_name: str, examples: list | None = None) -> dspy.LM:
+def scenario_lm(name: str, tool_name: str, examples: list | None = None, phrasing: str = "bare") -> dspy.LM:
     """The LM of a scripted scenario: "stubborn", "garbage", "echo" or "oracle" (which needs the
-    labeled `examples` whose answers it gives)."""
+    labeled `examples` whose answers it gives, written in `phrasing`)."""
     if name == "oracle":
         labels = {ex.question: (ex.get("answer") or "", ex.get("answerability") or "direct") for ex in examples or []}
-        engine = OracleEngine(tool_name, labels)
+        engine = OracleEngine(tool_name, labels, phrasing)
     else:
         engine = SCENARIOS[name](tool_name)
     return dspy.LM(f"scenario/{name}", engine=engine, cache=False, num_retries=0)

@@ -93,8 +93,11 @@ def test_an_answer_from_a_passage_about_something_else_is_named():
     pad = Scratchpad(question="What is the capital of Veltria?")
     pad.facts += [Fact(source="v", title="Veltria", text="Veltria is a country. Its capital is Moss.", step=1),
                   Fact(source="t", title="Lundby", text="Lundby is the largest port of Norvania.", step=1)]
-    assert "something else" in unsupported_reason("Lundby", pad)
-    assert unsupported_reason("Moss", pad) is None
+    assert "something else" in answer_failure("Lundby", pad, set(), small=True)
+    assert answer_failure("Moss", pad, set(), small=True) is None
+    # a capable model's two-hop answer often stands in a passage about the bridge, which the passages
+    # read may not link by name: for it, a passage read that holds the answer supports it
+    assert answer_failure("Lundby", pad, set()) is None
 
 
 def test_abstentions_are_recognized():

@@ -1,5 +1,5 @@
-"""What one process learns about a served model (the server's schema dialect, the profile its
-replies need) is what the next process starts with: a process is simulated by clearing the
+"""What one process learns about a served model's wire format (the server's schema dialect) is
+what the next process starts with, and nothing about how its replies fared: a process is simulated by clearing the
 in-process probe cache and making a fresh LM, the disk memory kept in the test's cache folder."""
 
 import json
@@ -13,8 +13,7 @@ from deltaseek import AgentSettings, DeltaSeek
 from deltaseek.programs.agent.profile import choose_profile
 from deltaseek.programs.lm import adapter_for, configure_lm, make_lm, schema_dialect
 from deltaseek.programs.lm import model_memory
-from deltaseek.programs.lm.model_memory import recall_seen_profile
-from deltaseek.programs.lm.profile import record_profile, recorded_profile, reply_tally
+from deltaseek.programs.lm.profile import recorded_profile
 from deltaseek.programs.tools import LocalCorpusSearch
 from tests.fake_openai import FakeOpenAIServer
 
@@ -63,67 +62,43 @@ def test_a_finding_expires(monkeypatch):
     assert len(server.probes) == 2  # probed once in each process
 
 
-def test_a_model_seen_small_in_earlier_processes_starts_small_behind_the_same_server(bundled_index):
-    """One process per question adds up as the questions of one process do (`remember_run`): one
-    switched run is not yet the model's habit, two are."""
-    with FakeOpenAIServer(ECHO, enforces="json_schema") as server, \
-            FakeOpenAIServer(ECHO, enforces="json_schema") as other_server:
-        for _ in range(2):
-            next_process()
-            run = run_junk_question(server, bundled_index)
-            assert run.profile == "small" and run.scratchpad.profile_because.startswith("switched at step 1")
-
-        next_process()
-        lm = make_lm("openai/smollm2", server.url, cache=False)
-        choice = choose_profile(AgentSettings(), lm)
-        assert choice.name == "small" and not choice.follows_replies
-        assert choice.because.startswith("the model's replies failed a check before: 2 of 2 questions switched")
-        third = run_junk_question(server, bundled_index)
-        assert third.profile == "small" and "failed a check before" in third.scratchpad.profile_because
-        assert len(server.probes) == 1  # json_schema, enforced: asked in the first process only
-
-        # the same model name at another address, or another model at the same address, is new
-        for elsewhere in (make_lm("openai/smollm2", other_server.url), make_lm("openai/other", server.url)):
-            assert recorded_profile(elsewhere) is None
-            assert choose_profile(AgentSettings(), elsewhere).name == "capable"
-
-
-def test_one_switched_process_is_not_yet_the_models_habit(bundled_index):
+def test_no_process_remembers_how_a_models_replies_fared(bundled_index):
+    """Runs whose replies failed the checks change nothing a later run starts with, in this process
+    or the next: only the wire format is remembered."""
     with FakeOpenAIServer(ECHO, enforces="json_schema") as server:
-        run_junk_question(server, bundled_index)
-        next_process()
         lm = make_lm("openai/smollm2", server.url, cache=False)
-    assert recorded_profile(lm) is None and reply_tally(lm) == (1, 1)
-    assert choose_profile(AgentSettings(), lm).name == "capable"
+        for _ in range(3):
+            with dspy.context(lm=lm, adapter=adapter_for(lm, "auto", None)):
+                run = DeltaSeek(tools=[LocalCorpusSearch(bundled_index)])(question=OHIO)
+            assert run.profile == "small" and run.scratchpad.profile_because.startswith("switched at step 1")
+            choice = choose_profile(AgentSettings(), lm)
+            assert choice.name == "capable" and choice.follows_replies and recorded_profile(lm) is None
+        next_process()
+        again = run_junk_question(server, bundled_index)
+        assert again.scratchpad.profile_because.startswith("switched at step 1")  # started capable again
+        assert len(server.probes) == 1  # the wire format is what is remembered
+        assert sorted(key.split("\x1f")[0] for key in stored_keys()) == ["dialect"]
 
 
-def test_a_profile_that_was_set_wins_and_is_never_written(bundled_index):
+def stored_keys() -> list[str]:
+    import diskcache
+
+    with diskcache.Cache(str(model_memory.model_memory_dir())) as cache:
+        return list(cache.iterkeys())
+
+
+def test_a_profile_that_was_set_wins(bundled_index):
     saved = dspy.settings.lm, dspy.settings.adapter
     with FakeOpenAIServer(ECHO, enforces="json_schema") as server:
         try:
-            run_junk_question(server, bundled_index, AgentSettings(profile="capable"))
-            assert recall_seen_profile("openai/smollm2", server.url) is None
-
+            run = run_junk_question(server, bundled_index, AgentSettings(profile="capable"))
+            assert run.profile == "capable"  # set in the settings: never switched
             lm = configure_lm("openai/smollm2", server.url, profile="small")
-            assert recall_seen_profile("openai/smollm2", server.url) is None and not recorded_profile(lm).seen
-
-            for _ in range(2):
-                next_process()
-                run_junk_question(server, bundled_index)  # seen small now
-            assert recall_seen_profile("openai/smollm2", server.url) is not None
-            lm = configure_lm("openai/smollm2", server.url, profile="capable")
-            assert recorded_profile(lm).name == "capable" and not recorded_profile(lm).seen
-            assert choose_profile(AgentSettings(), lm).name == "capable"
-            assert choose_profile(AgentSettings(profile="capable"), make_lm("openai/smollm2", server.url)).name \
-                == "capable"
+            assert recorded_profile(lm).name == "small"
+            assert choose_profile(AgentSettings(), lm).name == "small"
+            assert choose_profile(AgentSettings(profile="capable"), lm).name == "capable"
         finally:
             dspy.configure(lm=saved[0], adapter=saved[1])
-
-
-def test_a_model_without_a_server_is_not_remembered():
-    lm = make_lm("openai/gpt-4o-mini")
-    record_profile(lm, "small", seen=True, because="an echoed field name")
-    assert not model_memory.model_memory_dir().exists()  # nothing written (nor read)
 
 
 def test_an_unusable_cache_folder_switches_the_memory_off_with_one_warning(tmp_path, monkeypatch, caplog,

@@ -6,7 +6,7 @@ import pytest
 
 from deltaseek import AgentSettings, DeltaSeek, run_question
 from deltaseek.optimize.scenario_lms import scenario_lm
-from deltaseek.programs.agent.profile import CAPABLE, SMALL, choose_profile, profile_for, remember_run
+from deltaseek.programs.agent.profile import CAPABLE, SMALL, choose_profile, profile_for
 from deltaseek.programs.lm import configure_lm
 from deltaseek.programs.lm.profile import recorded_profile
 from deltaseek.programs.index import CorpusIndex, Passage
@@ -114,31 +114,16 @@ def test_a_junk_model_is_run_as_the_small_profile_from_its_first_failed_reply(bu
     # the program leads after the replaced move: one step call, compact from there on
     assert engine.calls["step"] == 1 and "`new_evidence`" in engine.prompts[0][1]
     assert all("`caveats`" not in text for kind, text in engine.prompts if kind == "synthesize")
-    assert recorded_profile(lm) is None  # one question's failed reply is not yet the model's habit
+    assert recorded_profile(lm) is None  # nothing is written on the LM
 
-    # a second question that switches too: the LM keeps it, and the third starts small, compact
-    with use_lm(lm):
-        second = program(question="Who founded the Tarbury bell foundry?")
-    assert second.scratchpad.profile_because.startswith("switched at step 1")
-    assert recorded_profile(lm).name == "small" and recorded_profile(lm).seen
-    engine.prompts.clear()
-    with use_lm(lm):
-        third = program(question="When did the Tarbury bell foundry close?")
-    assert third.profile == "small" and "failed a check before" in third.scratchpad.profile_because
-    assert "2 of 2 questions switched" in third.scratchpad.profile_because
-    assert "`new_evidence`" not in next(text for kind, text in engine.prompts if kind == "step")
-
-
-def test_one_flagged_reply_among_many_questions_does_not_make_a_capable_model_small():
-    lm = scripted_lm(ScriptedEngine(**HELPERS))
-    for switched in (False, True, False, False):
-        remember_run(lm, switched=switched, because="switched at step 1: the query repeats itself")
+    # every later run starts as the first did: its own replies decide, not earlier questions'
+    for question in ("Who founded the Tarbury bell foundry?", "When did the Tarbury bell foundry close?"):
+        engine.prompts.clear()
+        with use_lm(lm):
+            later = program(question=question)
+        assert later.scratchpad.profile_because.startswith("switched at step 1")
+        assert "`new_evidence`" in next(text for kind, text in engine.prompts if kind == "step")
     assert recorded_profile(lm) is None
-    remember_run(lm, switched=True, because="switched at step 2: an echoed field name")
-    assert recorded_profile(lm) is None  # 2 of 5 questions: most replies pass
-    for _ in range(2):
-        remember_run(lm, switched=True, because="switched at step 1: an echoed field name")
-    assert recorded_profile(lm).name == "small" and "4 of 7 questions switched" in recorded_profile(lm).because
 
 
 def test_a_reply_that_does_not_parse_switches_the_profile_too(bundled_index, use_lm):
@@ -173,7 +158,7 @@ def test_configure_lm_records_the_profile_the_program_then_takes():
     saved = dspy.settings.lm, dspy.settings.adapter
     try:
         lm = configure_lm("openai/gpt-4o-mini", output_format="chat", profile="small")
-        assert recorded_profile(lm).name == "small" and not recorded_profile(lm).seen
+        assert recorded_profile(lm).name == "small"
         assert DeltaSeek().profile() == SMALL
         assert DeltaSeek(settings=AgentSettings(profile="capable")).profile() == CAPABLE  # the program's own wins
     finally:
@@ -184,7 +169,7 @@ def test_the_settings_override_one_field_each():
     assert profile_for("capable", AgentSettings(replaced_moves_before_program_leads=2)) == \
         CAPABLE.model_copy(update={"replaced_moves_before_program_leads": 2})
     assert profile_for("small", AgentSettings(search_caps_from_task_kind=False)).search_caps_from_task_kind is False
-    assert choose_profile(AgentSettings(), None) == ("capable", "capable until a reply fails a check", True)
+    assert choose_profile(AgentSettings(), None) == ("capable", "capable until a reply of this run fails a check", True)
     assert choose_profile(AgentSettings(profile="small"), None).follows_replies is False
 
 

@@ -129,9 +129,9 @@ def test_the_server_gets_the_schema_and_prompt_the_embedded_engine_gets():
     assert [m["content"] for m in request["messages"]] == [m["content"] for m in lm_messages(embedded_like)]
 
 
-def test_a_served_model_seen_to_be_small_gets_the_bounded_schema_from_then_on():
-    """No profile given: the schema is unbounded until the LM is recorded as run small (its replies
-    failed a check), then bounded as the embedded engine bounds it, with the same adapter."""
+def test_a_served_model_configured_small_gets_the_bounded_schema():
+    """No bounds given to the adapter: the schema is unbounded for an LM configured with no profile,
+    and bounded as the embedded engine bounds it for one configured small."""
     inputs = {"question": "Who is the lieutenant governor of Ohio?", "step": 1, "scratchpad": "", "guidance": ""}
     with FakeOpenAIServer(json.dumps({"next_move": "search", "tool": "search_corpus", "query": "Ohio"}),
                           enforces="json_schema") as server:
@@ -139,7 +139,7 @@ def test_a_served_model_seen_to_be_small_gets_the_bounded_schema_from_then_on():
         adapter = adapter_for(lm, "auto", None)
         with dspy.context(lm=lm, adapter=adapter):
             dspy.Predict(STEP)(**inputs)
-            record_profile(lm, "small", seen=True, because="an echoed field name")
+            record_profile(lm, "small")
             dspy.Predict(STEP)(**inputs)
     unbounded, bounded = [r["response_format"]["json_schema"]["schema"] for r in server.requests]
     assert unbounded == signature_schema(STEP)

@@ -32,6 +32,8 @@ DUMPED_WORDS = 30
 """An answer this long that stands word for word in a fact is the passage handed back, not an
 answer; a shorter stretch of a passage ("baking and brewing") is how answers are written."""
 _YES_NO = re.compile(r"^\s*(?:yes|no)\b", re.I)
+_YES_NO_LAST = re.compile(r"\b(?:yes|no)[.!]?\s*$", re.I)
+"""A yes or no that closes the sentence ("Both are in Norway, so yes."): the answer to a yes/no question."""
 _FULL_NAME = re.compile(capitalized_run(r"[A-Z][\w'’-]*", then=r"[A-Z][\w'’.-]*"))
 """Capitalized words in a row, initials after the first: "Ada Lind", "Ada M. Lind"."""
 _ABBREVIATED_RUN = re.compile(capitalized_run(r"[A-Z][\w'’-]*", "of|and|for|the|de", several_small=True))
@@ -44,24 +46,73 @@ def is_abstention(answer: str) -> bool:
 
 
 EVIDENCE_TALK = frozenset("""passage passages source sources fact facts evidence text texts document documents context
-provided read found say says said state states stated mention mentions mentioned according based given""".split())
+provided read found say says said state states stated mention mentions mentioned according based given search searches
+show shows showed shown indicate indicates indicated suggest suggests suggested confirm confirms confirmed""".split())
 """Words an answer uses about the passages themselves ("the passages say that", "according to the
 sources"): framing, not a claim of its own to find in them."""
+FRAME_WORDS = frozenset("""answer answers question correct final short response reply likely probably possibly
+apparently clearly think believe conclude conclusion can could would say seems seem appears appear""".split())
+"""Words a sentence uses about answering ("the correct answer is", "I believe", "it seems"): the
+frame around a claim, never a claim of their own."""
 _LEAD_IN = re.compile(r"^\s*([^,:;!?]{1,60})[,:;!]\s+(?=\S)")
 LEAD_IN_WORDS = 6
 """A clause before the first comma this short that names nothing frames the answer ("Based on the
 passages,", "Certainly!", "In short:"); a longer one, or one with a name or a number, is a claim."""
+_FRAMES = [re.compile(p, re.I) for p in (
+    r"^\s*(?:\*\*|__|[\"'“‘`])+|(?:\*\*|__|[\"'”’`])+(?=[.!]?\s*$)",  # markdown bold, quotes round the answer
+    r"^\s*(?:the\s+)?(?:final\s+|short\s+|correct\s+)?answer\s*:\s*",  # a label: "Answer: ..."
+    r"^\s*(?:i|we)\s+(?:can\s+|could\s+|would\s+|do\s+)?(?:say|think|believe|conclude|see|note|found|find)\s+(?:that\s+)?",
+    r"^\s*(?:the\s+|these\s+|those\s+)?(?:passages?|sources?|facts?|texts?|documents?|evidence|searches|results?)"
+    r"(?:\s+\w+){0,3}?\s+(?:say|says|state|states|show|shows|indicate|indicates|suggest|suggests|mention|mentions|"
+    r"confirm|confirms|tell us|make clear)\s+(?:that\s+)?",
+    r"^\s*(?:the\s+|my\s+)?(?:(?:correct|final|short|likely|best|right)\s+)?answer(?:\s+to\s+(?:the|this|your)\s+"
+    r"question)?\s+(?:is|was|would\s+be|must\s+be|appears\s+to\s+be|seems\s+to\s+be)\s*:?\s+",
+    r"^\s*(?:it|this|that)\s+(?:is|was|would\s+be|must\s+be|appears\s+to\s+be|seems\s+to\s+be)\s+(?=\S)",
+    r",?\s+(?:as|according\s+to|based\s+on|per|from)\s+(?:the|what|these|those)\s+(?:\w+\s+){0,3}?"
+    r"(?:passages?|sources?|facts?|texts?|documents?|searches|results?)(?:\s+\w+){0,2}?(?=[.!]?\s*$)",
+    r"\s+(?:is|was|would\s+be)\s+the\s+(?:(?:correct|final|right|likely)\s+)?answer(?=[.!]?\s*$)",
+)]
+"""Frames a sentence puts round its claim, each a general pattern of English: "Answer: X",
+"I think that X", "The passages state that X", "The answer is X", "It is X", "X, as the
+passages show", "X is the answer". What the frame leaves is what is checked."""
+
+
+BEING_OR_HAVING = frozenset("is was are were has had have will would".split())
+"""A word after the clause's first that makes the first its subject ("Reading is ...")."""
+ONE_WORD_LEAD_INS = frozenset("certainly sure well okay ok so thus therefore hence indeed overall briefly "
+                              "essentially basically clearly".split())
+
+
+def frames_the_answer(clause: str) -> bool:
+    """Whether a clause before the first comma frames the answer rather than claims: at most
+    `LEAD_IN_WORDS` words, no number and no name after its first word, and opening as a frame
+    does: with a function word or a participle ("In short,", "According to the passages,",
+    "Based on what was found,", "Having read them,"). A clause that opens with any other word
+    may be the answer itself ("Ada Lind is the answer, ...", "Yes, ...", "Paris, France"); of
+    lone words only those that merely frame pass ("Certainly!")."""
+    words = clause.split()
+    if len(words) > LEAD_IN_WORDS or re.search(r"\d", clause) or named_entities(" ".join(words[1:])):
+        return False
+    first = words[0].lower()
+    if len(words) == 1:
+        return first in ONE_WORD_LEAD_INS
+    participle = first.endswith(("ing", "ed")) and words[1].lower() not in BEING_OR_HAVING
+    return first in stopwords() or participle or first in ONE_WORD_LEAD_INS
 
 
 def claim(answer: str) -> str:
-    """What the answer asserts, without its framing: a short lead-in clause that names nothing and
-    the words about the passages themselves. "Based on the passages, Ada Lind founded it." claims
-    "Ada Lind founded it."; "In 1903, Ada Lind founded it." keeps its year."""
-    lead = _LEAD_IN.match(answer)
-    if lead and len(lead.group(1).split()) <= LEAD_IN_WORDS and not re.search(r"\d", lead.group(1)) \
-            and not named_entities(" ".join(lead.group(1).split()[1:])):
-        answer = answer[lead.end():]
-    return " ".join(w for w in answer.split() if w.lower().strip(".,;:!?\"'") not in EVIDENCE_TALK)
+    """What the answer asserts, without its framing: a short lead-in clause that names nothing,
+    the frames of `_FRAMES` (as often as they are stacked), and the words about the passages
+    themselves. "Based on the passages, the answer is Ada Lind." claims "Ada Lind."; "In 1903,
+    Ada Lind founded it." keeps its year."""
+    before = None
+    while before != answer:
+        before = answer
+        if (lead := _LEAD_IN.match(answer)) and frames_the_answer(lead.group(1)):
+            answer = answer[lead.end():]
+        for frame in _FRAMES:
+            answer = frame.sub("", answer, count=1)
+    return " ".join(w for w in answer.split() if w.lower().strip(".,;:!?\"'") not in EVIDENCE_TALK | FRAME_WORDS)
 
 
 def claimed_names(text: str) -> list[str]:
@@ -109,10 +160,12 @@ def unsupported_reason(answer: str, pad: Scratchpad) -> str | None:
     said = claim(answer)
     options = question_options(pad.question)
     chosen = [o for o in options if normalize_query(o) in normalize_query(answer)]
-    if _YES_NO.match(answer) or _YES_NO.match(said) or chosen:
+    if _YES_NO.match(said) or chosen or (_YES_NO_LAST.search(said) and "yes_no" in expected_answer_types(pad.question)):
         about = chosen or options or named_entities(without_opening_word(pad.question))
         unread = [thing for thing in about if _words(thing) and not _words(thing) & read]
         return f"no passage read speaks of {', '.join(unread)}" if unread else None
+    if not _words(said):
+        return "the answer says nothing beyond its frame"
     asked = _words(pad.question) | _unreadable(said, pad) | _translated(said, pad)
     names = _words(" ".join(claimed_names(said))) | {w for w in _words(said) if re.search(r"\d", w)}
     facts_text = " ".join(f"{f.title} {f.text}" for f in pad.facts)
@@ -123,13 +176,21 @@ def unsupported_reason(answer: str, pad: Scratchpad) -> str | None:
     unread_names = sorted(n for n in names - read - asked if not abbreviates(n, facts_text))
     if unread_names:
         return f"no passage read holds {', '.join(unread_names)}"
-    others = {w[:4] for w in _words(said) - names - asked}  # "western" is read where "West" is
+    others = {w for w in _words(said) - names - asked if not abbreviates(w, facts_text)}
     if not names and not others and _unreadable(said, pad):
         return None  # nothing in the passages' own script to check
-    unread = others - {w[:4] for w in read | asked}
-    if others and len(unread) > len(others) / 2:
+    cut = {w[:4] for w in others}  # "western" is read where "West" is
+    unread = cut - {w[:4] for w in read | asked}
+    # a read name with a word or two the passages do not use ("western Norway") is still the name's claim
+    if cut and len(unread) > len(cut) / 2 and (not names or len(unread) > NAME_QUALIFIERS):
         return f"most of the answer's words are in no passage read ({', '.join(sorted(unread)[:4])})"
-    return off_subject_reason(answer, pad)
+    return None
+
+
+NAME_QUALIFIERS = 2
+"""Words beside a name read that no passage uses, at most, before the answer is more than the
+name's claim: "the western part of Norway" claims Norway, read; "a failed Norwegian trade
+mission" claims more than any passage read says."""
 
 
 def _unreadable(answer: str, pad: Scratchpad) -> set[str]:
@@ -213,21 +274,26 @@ def answer_failure(answer: str, pad: Scratchpad, reserved_names: set[str], promp
     """The first named failure of the model's answer, or None: the answer is used as written."""
     if not answer.strip():
         return "the model gave no answer"
-    if reason := echo_reason(answer, pad, reserved_names, prompt_texts):
-        return reason
+    said = claim(answer)
+    for text in dict.fromkeys((answer, said)):  # an echo inside a frame is an echo: "The answer is query."
+        if text.strip() and (reason := echo_reason(text, pad, reserved_names, prompt_texts)):
+            return reason
     if REPEATED_RUN.search(answer.replace(" ", "")) or repeats_itself(answer):
         return "the answer repeats itself (a run of repeated characters or words)"
     if is_abstention(answer):
         return None  # "the passages do not say" is an answer
     if reason := unsupported_reason(answer, pad):
         return reason
-    if small and not _YES_NO.match(answer) and not question_options(pad.question):
-        said = normalize_query(answer)
-        if len(said.split()) >= COPIED_WORDS and any(said in normalize_query(f"{f.title} {f.text}") for f in pad.facts):
+    if small and not _YES_NO.match(said) and not question_options(pad.question):
+        written = normalize_query(answer)
+        if len(written.split()) >= COPIED_WORDS and any(written in normalize_query(f"{f.title} {f.text}")
+                                                        for f in pad.facts):
             return "the answer copies a sentence of a passage instead of answering"
-        if reason := kind_reason(answer, pad.question):
+        if reason := off_subject_reason(said, pad):
             return reason
-        if (sure := answer_support(answer, pad.question, pad.facts)) < min_support:
+        if reason := kind_reason(said, pad.question):
+            return reason
+        if (sure := answer_support(said, pad.question, pad.facts)) < min_support:
             return (f"no sentence holding the answer answers the question surely enough "
                     f"(support {sure:.2f} < {min_support:.2f})")
     return None

@@ -21,7 +21,7 @@ from deltaseek.programs.agent.final import Finishing
 from deltaseek.programs.agent.learned_reader import ReaderModel, shipped_reader
 from deltaseek.programs.agent.lm_faults import raise_if_fatal, record_lm_fault
 from deltaseek.programs.agent.moves import Move, MoveChecks, move_outputs, trace_what_was_done
-from deltaseek.programs.agent.profile import SMALL, Profile, choose_profile, profile_for, remember_run
+from deltaseek.programs.agent.profile import SMALL, Profile, choose_profile, profile_for
 from deltaseek.programs.agent.program_file import shipped_program_path
 from deltaseek.programs.agent.question import check_question
 from deltaseek.programs.agent.reader import facts_by_relevance
@@ -81,12 +81,9 @@ class DeltaSeek(SavedState, MoveChecks, Finishing, dspy.Module):
     def forward(self, question: str) -> dspy.Prediction:
         pad = Scratchpad(question=check_question(question))
         self.begin(pad)
-        following_replies = pad.profile_follows_replies
         stop: StopReason | None = None
         while stop is None:
             stop = self.stop_reason(pad) or self.step(pad)
-        if following_replies and (lm := self.lm()) is not None:
-            remember_run(lm, switched=not pad.profile_follows_replies, because=pad.profile_because)
         return self.finish(pad, stop)
 
     # --- the steps of the loop -------------------------------------------------
@@ -264,8 +261,8 @@ class DeltaSeek(SavedState, MoveChecks, Finishing, dspy.Module):
         return self.step_delta.lm or dspy.settings.lm
 
     def saw_junk(self, pad: Scratchpad, why: str) -> None:
-        """A reply failed a check: where nobody chose the profile, the run goes on as the small
-        one from here (the LM keeps it for the next questions once most runs switched: `remember_run`)."""
+        """A reply failed a check: where nobody chose the profile, this run goes on as the small
+        one from here; the next run starts with the profile its inputs give, whatever this one saw."""
         if not pad.profile_follows_replies:
             return
         pad.profile, pad.profile_follows_replies = SMALL.name, False

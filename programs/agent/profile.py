@@ -2,8 +2,10 @@
 
 The program reads these fields and never a profile's name: `SMALL` and `CAPABLE` are the two
 named instances, and `profile_for` applies the AgentSettings that override a field or two.
-Which one a run starts with is `choose_profile`'s decision; a run that started capable by
-default is switched to small from the first reply that fails a check (see `DeltaSeek.saw_junk`).
+Which one a run starts with is `choose_profile`'s decision, from the run's inputs alone (the
+settings, the profile the LM was configured with, the model); a run that started capable by
+default is switched to small from the first of its own replies that fails a check
+(`DeltaSeek.saw_junk`), and the next run starts afresh.
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ from pydantic import BaseModel, ConfigDict
 
 from deltaseek.programs.agent.settings import AgentSettings
 from deltaseek.programs.lm import is_embedded
-from deltaseek.programs.lm.profile import ProfileName, record_profile, recorded_profile, tally_run
+from deltaseek.programs.lm.profile import ProfileName, recorded_profile
 
 
 class Profile(BaseModel):
@@ -90,31 +92,13 @@ class ProfileChoice(NamedTuple):
 
 
 def choose_profile(settings: AgentSettings, lm) -> ProfileChoice:
-    """The profile a run starts with: the settings', else the one recorded on the LM (set by
-    `configure_lm`, or seen on an earlier question), else small for the embedded model (known),
-    else capable until a reply fails a check."""
+    """The profile a run starts with, from its inputs alone: the settings', else the one the LM was
+    configured with (`configure_lm(profile=...)`), else small for the embedded model and GGUF files,
+    else capable until one of this run's replies fails a check."""
     if settings.profile is not None:
         return ProfileChoice(settings.profile, "set in the settings", False)
     if lm is not None and (recorded := recorded_profile(lm)) is not None:
-        if recorded.seen:
-            return ProfileChoice(recorded.name, f"the model's replies failed a check before: {recorded.because}", False)
         return ProfileChoice(recorded.name, "set when the LM was configured", False)
     if lm is not None and is_embedded(lm):
         return ProfileChoice(SMALL.name, "the embedded model", False)
-    return ProfileChoice(CAPABLE.name, "capable until a reply fails a check", True)
-
-
-SWITCHED_RUNS_TO_REMEMBER = 2
-"""Runs that switched to the small profile before the LM keeps it for the next questions: one
-reply flagged on one question (a check's false alarm on a capable model) must not cost every
-later question its full prompts."""
-
-
-def remember_run(lm, switched: bool, because: str) -> None:
-    """Count a run whose profile followed the model's replies; once at least
-    `SWITCHED_RUNS_TO_REMEMBER` runs and at least half of them switched to the small profile, the
-    LM is recorded as seen to be small, and the next questions start small."""
-    tally = tally_run(lm, switched)
-    if switched and tally.switched >= SWITCHED_RUNS_TO_REMEMBER and 2 * tally.switched >= tally.runs:
-        record_profile(lm, SMALL.name, seen=True,
-                       because=f"{tally.switched} of {tally.runs} questions switched; the last {because}")
+    return ProfileChoice(CAPABLE.name, "capable until a reply of this run fails a check", True)

@@ -58,8 +58,8 @@ class ServerJSONAdapter(GrammarJSONAdapter):
     DSPy asks for a schema only where its capability data says the model takes one, and knows
     nothing of a model on a local server; this adapter always sends it, written in the server's
     `dialect` (found by `programs.lm.server.schema_dialect`), with `bounds` for a small model:
-    given, or the small model's own once the LM is recorded as run with the small profile (set by
-    `configure_lm`, or seen when its replies failed the checks).
+    given, or the small model's own when the LM was configured with the small profile
+    (`configure_lm(profile="small")`).
     The prompt is the embedded model's, so the same model answers the same way on either path.
     """
 

@@ -11,7 +11,7 @@ from deltaseek.errors import LMConfigError
 from deltaseek.programs.lm.adapter import SMALL_MODEL_BOUNDS, GrammarJSONAdapter, ServerJSONAdapter
 from deltaseek.programs.lm.gguf_file import gguf_path, is_packaged_model, looks_like_gguf_path
 from deltaseek.programs.lm.llamacpp import DEFAULT_MAX_TOKENS, LlamaCppEngine, shared_engine
-from deltaseek.programs.lm.profile import recall_profile, record_profile
+from deltaseek.programs.lm.profile import record_profile
 from deltaseek.programs.lm.served import ServedModelEngine, served_at
 from deltaseek.programs.lm.server import schema_dialect
 
@@ -78,9 +78,7 @@ def make_lm(model: str | None = None, api_base: str | None = None, max_tokens: i
     if api_base and provider in OPENAI_COMPATIBLE:
         if check_reachable:
             check_api_base(api_base)
-        lm = dspy.LM(model, engine=ServedModelEngine(api_base), temperature=0.0, max_tokens=max_tokens, cache=cache)
-        recall_profile(lm, model, api_base)
-        return lm
+        return dspy.LM(model, engine=ServedModelEngine(api_base), temperature=0.0, max_tokens=max_tokens, cache=cache)
 
     import litellm
 
@@ -93,10 +91,7 @@ def make_lm(model: str | None = None, api_base: str | None = None, max_tokens: i
         if check_reachable:
             check_api_base(api_base)
         kwargs["api_base"] = api_base
-    lm = dspy.LM(model, **kwargs)
-    if api_base:
-        recall_profile(lm, model, api_base)
-    return lm
+    return dspy.LM(model, **kwargs)
 
 
 def check_api_base(api_base: str, timeout: float = 5.0) -> None:
@@ -153,8 +148,8 @@ def configure_lm(model: str | None = None, api_base: str | None = None, output_f
     """Make the LM (see `make_lm`) and configure DSPy to use it with its adapter (see `adapter_for`).
     `profile` ("small" or "capable") is recorded on the LM, so every DeltaSeek program run with it
     takes that profile unless its own `AgentSettings.profile` says otherwise; None: the program
-    chooses (small for the embedded model, else by how the model's replies fare, in this process or,
-    for a served model, in an earlier one: see `model_memory`)."""
+    chooses for each run from the model alone (small for the embedded model and GGUF files, else
+    capable until one of that run's replies fails a check)."""
     lm = make_lm(model, api_base, **kwargs)
     if profile is not None:
         record_profile(lm, profile)

@@ -1,10 +1,9 @@
-"""What a process learned about a served model (`--lm PROVIDER/MODEL --api-base URL`), kept on disk
-for the next processes: the JSON-schema dialect its server enforces (`server.schema_dialect`'s
-probe), how many runs with it switched to the small profile (`profile.tally_run`), and the profile
-its replies were seen to need (`profile.record_profile(..., seen=True)`).
+"""What a process learned about a served model's wire format (`--lm PROVIDER/MODEL --api-base URL`),
+kept on disk for the next processes: the JSON-schema dialect its server enforces
+(`server.schema_dialect`'s probe). It says how replies are asked for, never which moves the
+program makes: nothing about the model's answers is remembered.
 
-A user runs one process per question; without this memory each one pays the probe and a first
-step with the capable profile's full prompt before it switches to small. An entry expires after a
+A user runs one process per question; without this memory each one pays the probe. An entry expires after a
 day: the server behind an address can be restarted with another build, or with another model under
 the same name, and forgetting costs one probe and one slow first question.
 
@@ -19,7 +18,6 @@ import json
 import logging
 import sqlite3
 from pathlib import Path
-from typing import NamedTuple
 
 import diskcache
 
@@ -31,11 +29,6 @@ MEMORY_TTL = 24 * 3600.0
 DISK_ERRORS = (OSError, sqlite3.Error, diskcache.Timeout)
 _switched_off: set[str] = set()
 """Folders that failed once in this process: not tried again, warned about once."""
-
-
-class SeenProfile(NamedTuple):
-    name: str
-    because: str
 
 
 def model_memory_dir() -> Path:
@@ -90,27 +83,3 @@ def recall_dialect(api_base: str, model: str) -> tuple[str | None, tuple[str, ..
 
 def remember_dialect(api_base: str, model: str, dialect: str | None, findings: tuple[str, ...]) -> None:
     _write(memory_key("dialect", model, api_base), {"dialect": dialect, "findings": list(findings)})
-
-
-def recall_seen_profile(model: str, api_base: str) -> SeenProfile | None:
-    """The profile the model's replies were seen to need, behind this server, in an earlier process."""
-    found = _read(memory_key("profile", model, api_base))
-    if found is None or not isinstance(found.get("name"), str):
-        return None
-    return SeenProfile(found["name"], str(found.get("because", "")))
-
-
-def remember_seen_profile(model: str, api_base: str, name: str, because: str) -> None:
-    _write(memory_key("profile", model, api_base), {"name": name, "because": because})
-
-
-def recall_reply_tally(model: str, api_base: str) -> tuple[int, int] | None:
-    """The runs, and of them those that switched to the small profile, in earlier processes."""
-    found = _read(memory_key("tally", model, api_base))
-    if found is None or not all(isinstance(found.get(field), int) for field in ("runs", "switched")):
-        return None
-    return found["runs"], found["switched"]
-
-
-def remember_reply_tally(model: str, api_base: str, runs: int, switched: int) -> None:
-    _write(memory_key("tally", model, api_base), {"runs": runs, "switched": switched})
