@@ -58,6 +58,53 @@ def test_a_capable_model_s_right_answer_is_shown_as_written(corpus, use_lm, ques
     assert pred.replaced_because is None and pred.answerability == "direct"
 
 
+FRAMES = [
+    "{answer}",
+    "According to the passages, the answer is {answer}.",
+    "The answer is {answer}.",
+    "Based on what was found, it is {answer}.",
+    "After reading the sources, I would say that it is {answer}.",
+    "{answer}, as the passages found show.",
+    "{answer} is the answer, according to the sources.",
+    "Answer: **{answer}**",
+    "I believe the correct answer is {answer}.",
+]
+"""Sentences a capable model puts round its answer, written here by hand."""
+RIGHT_ANSWERS = [
+    ("Were Ada Brandt and Olaf Sund of the same nationality?", "no"),
+    ("Who was born first, Ada Brandt or Olaf Sund?", "Ada Brandt"),
+    ("How many bridges cross the Vey at Tarbury?", "two"),
+    ("What is the Tern compiler known for among students?", "its inherent difficulty"),
+    ("Who cast the Harrow Bell?", "the brothers Emil and Jon Varga"),
+]
+
+
+@pytest.mark.parametrize("frame", FRAMES)
+@pytest.mark.parametrize("question, answer", RIGHT_ANSWERS)
+def test_a_right_answer_in_a_sentence_passes_as_written(corpus, question, answer, frame):
+    """The checks read the claim inside the sentence: the frame's own words ("answer", "passages",
+    "I believe") are no unsupported claim, and the sentence is used word for word."""
+    pad = Scratchpad(question=question)
+    pad.facts += [Fact(source=p.id, title=p.title, text=p.text, step=1) for p in PASSAGES]
+    written = frame.format(answer=answer)
+    assert answer_failure(written, pad, {"search_corpus", "answer", "question"}) is None, written
+
+
+@pytest.mark.parametrize("frame", FRAMES[1:])
+@pytest.mark.parametrize("junk, reason", [("answer", "name"), ("a German-Jewish festival held every spring", "no passage read")])
+def test_junk_inside_a_sentence_is_still_named(corpus, junk, reason, frame):
+    pad = Scratchpad(question="Who cast the Harrow Bell?")
+    pad.facts += [Fact(source=p.id, title=p.title, text=p.text, step=1) for p in PASSAGES]
+    failure = answer_failure(frame.format(answer=junk), pad, {"search_corpus", "answer", "question"})
+    assert failure is not None and (reason in failure or "nothing beyond its frame" in failure), failure
+
+
+def test_a_yes_or_no_that_closes_a_sentence_answers_a_yes_no_question():
+    pad = Scratchpad(question="Were Ada Brandt and Olaf Sund of the same nationality?")
+    pad.facts += [Fact(source=p.id, title=p.title, text=p.text, step=1) for p in PASSAGES[:2]]
+    assert answer_failure("One was Veltrian and the other Norvanian, so no.", pad, set()) is None
+
+
 def test_the_passages_do_not_say_is_an_answer(corpus, use_lm):
     pred = ask(corpus, "What is the weight of the Harrow Bell?", "The passages do not say.", use_lm, "unlikely")
     assert pred.answer == "The passages do not say." and pred.answer_origin == "lm"

@@ -77,27 +77,31 @@ _FRAMES = [re.compile(p, re.I) for p in (
 passages show", "X is the answer". What the frame leaves is what is checked."""
 
 
-BEING_OR_HAVING = frozenset("is was are were has had have will would".split())
-"""A word after the clause's first that makes the first its subject ("Reading is ...")."""
+BEING = frozenset("is was are were has had have will would".split())
 ONE_WORD_LEAD_INS = frozenset("certainly sure well okay ok so thus therefore hence indeed overall briefly "
                               "essentially basically clearly".split())
 
 
+SUMMING_UP = frozenset("short brief summary sum conclusion overall words results result reading information".split())
+
+
 def frames_the_answer(clause: str) -> bool:
     """Whether a clause before the first comma frames the answer rather than claims: at most
-    `LEAD_IN_WORDS` words, no number and no name after its first word, and opening as a frame
-    does: with a function word or a participle ("In short,", "According to the passages,",
-    "Based on what was found,", "Having read them,"). A clause that opens with any other word
-    may be the answer itself ("Ada Lind is the answer, ...", "Yes, ...", "Paris, France"); of
-    lone words only those that merely frame pass ("Certainly!")."""
-    words = clause.split()
-    if len(words) > LEAD_IN_WORDS or re.search(r"\d", clause) or named_entities(" ".join(words[1:])):
+    `LEAD_IN_WORDS` words, no number and no name after its first word, no verb of being after a
+    word of its own ("a miller was the answer", "Reading is ..."), and words about the passages,
+    about answering or about summing up ("According to the passages,", "Based on what was found,",
+    "To answer the question,", "In short,"). Any other clause may be the answer itself ("its
+    difficulty, as ...", "Yes, ...", "Paris, France"); of lone words only those that merely frame
+    pass ("Certainly!")."""
+    words = [w.lower().strip(".!?\"'") for w in clause.split()]
+    if len(words) > LEAD_IN_WORDS or re.search(r"\d", clause) or named_entities(" ".join(clause.split()[1:])):
         return False
-    first = words[0].lower()
-    if len(words) == 1:
-        return first in ONE_WORD_LEAD_INS
-    participle = first.endswith(("ing", "ed")) and words[1].lower() not in BEING_OR_HAVING
-    return first in stopwords() or participle or first in ONE_WORD_LEAD_INS
+    if len(words) == 1 or words[0] in ("yes", "no"):
+        return words[0] in ONE_WORD_LEAD_INS
+    framing = stopwords() | FRAME_WORDS | EVIDENCE_TALK
+    if any(word in BEING and before not in framing for before, word in zip(words, words[1:])):
+        return False
+    return any(word in EVIDENCE_TALK | FRAME_WORDS | SUMMING_UP for word in words)
 
 
 def claim(answer: str) -> str:
