@@ -140,11 +140,15 @@ def test_an_answer_from_a_passage_about_something_else_is_named():
     pad = Scratchpad(question="What is the capital of Veltria?")
     pad.facts += [Fact(source="v", title="Veltria", text="Veltria is a country. Its capital is Moss.", step=1),
                   Fact(source="t", title="Lundby", text="Lundby is the largest port of Norvania.", step=1)]
-    assert "something else" in answer_failure("Lundby", pad, set(), small=True)
+    assert "something else" in answer_failure("Lundby", pad, set())
     assert answer_failure("Moss", pad, set(), small=True) is None
     # a capable model's two-hop answer often stands in a passage about the bridge, which the passages
     # read may not link by name: for it, a passage read that holds the answer supports it
-    assert answer_failure("Lundby", pad, set()) is None
+    two_hop = Scratchpad(question="What is the capital of the country where Olaf Sund was born?", task_kind="multi_hop")
+    two_hop.facts += [Fact(source="s", title="Olaf Sund", text="Olaf Sund was a painter of harbours.", step=1),
+                      Fact(source="n", title="Norvania", text="Norvania is a kingdom. Its capital is Lundby.", step=1)]
+    assert answer_failure("Lundby", two_hop, set()) is None
+    assert "something else" in answer_failure("Lundby", two_hop, set(), small=True)
 
 
 def test_abstentions_are_recognized():

@@ -111,8 +111,10 @@ def test_a_junk_model_is_run_as_the_small_profile_from_its_first_failed_reply(bu
         first = program(question=OHIO)
     pad = first.scratchpad
     assert pad.profile == "small" and pad.profile_because.startswith("switched at step 1: the query only repeats")
-    # the program leads after the replaced move: one step call, compact from there on
-    assert engine.calls["step"] == 1 and "`new_evidence`" in engine.prompts[0][1]
+    # the program leads after the replaced move: one step call (the first asks for the move alone,
+    # with the capable profile's full guidance: each tool with its description), compact from there on
+    assert engine.calls["step"] == 1 and "search_corpus(query):" in engine.prompts[0][1]
+    assert "`new_evidence`" not in engine.prompts[0][1]
     assert all("`caveats`" not in text for kind, text in engine.prompts if kind == "synthesize")
     assert recorded_profile(lm) is None  # nothing is written on the LM
 
@@ -122,7 +124,7 @@ def test_a_junk_model_is_run_as_the_small_profile_from_its_first_failed_reply(bu
         with use_lm(lm):
             later = program(question=question)
         assert later.scratchpad.profile_because.startswith("switched at step 1")
-        assert "`new_evidence`" in next(text for kind, text in engine.prompts if kind == "step")
+        assert "search_corpus(query):" in next(text for kind, text in engine.prompts if kind == "step")
     assert recorded_profile(lm) is None
 
 
@@ -140,7 +142,11 @@ def test_a_capable_model_keeps_the_full_prompts(bundled_index, use_lm):
     with use_lm(lm):
         preds = [program(question=question), program(question=question)]
     assert [p.profile for p in preds] == ["capable", "capable"] and recorded_profile(lm) is None
-    assert all("`new_evidence`" in text for kind, text in engine.prompts if kind == "step")
+    steps = [text for kind, text in engine.prompts if kind == "step"]
+    # before any search there is nothing to report: the first step of each run asks for the move alone
+    firsts = [text for text in steps if "Searches already run" not in text]
+    assert len(firsts) == 2 and all("`new_evidence`" not in text for text in firsts)
+    assert all("`new_evidence`" in text for text in steps if text not in firsts) and len(steps) > 2
     assert "Jim Tressel" in preds[1].answer and preds[1].answer_origin == "lm"
 
 

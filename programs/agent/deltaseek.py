@@ -188,7 +188,9 @@ class DeltaSeek(SavedState, MoveChecks, Finishing, dspy.Module):
         guidance = self.guidance(pad)
         pad.notes.clear()
         signature = self.step_delta.signature
-        if self.profile(pad).brief_prompts:
+        if self.profile(pad).brief_prompts or not pad.executed_calls:
+            # before any search there is no evidence to report: the first step asks for the move alone
+            # (a small model behind a server, taken for capable, then writes a query, not 256 tokens of bullets)
             signature = compact_signature(signature, StepDelta)
         try:
             out = self.call_lm(pad, self.step_delta, signature=signature, question=pad.question, step=record.step,
