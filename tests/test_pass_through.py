@@ -31,3 +31,38 @@ def test_a_capable_models_answers_in_sentences_are_kept_in_either_order(bundled_
     assert report.order_changes == 0
     assert report.kept >= KEPT_AT_LEAST * report.answer_read, report.set_aside[:5]
     assert report.abstention_kept >= KEPT_AT_LEAST * report.unanswerable, report.set_aside[:5]
+
+
+OHIO = "Who is the lieutenant governor of Ohio?"
+
+
+def test_a_question_asked_again_after_fifty_others_gets_the_same_answer_and_moves(bundled_index, use_lm):
+    """A model whose first query is junk on two questions in three (a field name): each such run
+    switches to the small profile for itself alone, and the Ohio question, asked first and again
+    after fifty others with the same LM object, gets the same answer and the same moves."""
+    from deltaseek import DeltaSeek
+    from deltaseek.programs.lm.profile import recorded_profile
+    from tests.scripted import ScriptedEngine, classify, scripted_lm, step, synth
+
+    others = [f"Who founded the Tarbury mill number {n}?" for n in range(50)]
+
+    def step_reply(prompt: str):
+        if "Searches already run" in prompt:
+            return step(move="synthesize")
+        if "Ohio" in prompt:
+            return step("lieutenant governor Ohio")
+        return step("query" if any(f"number {n}?" in prompt for n in range(50) if n % 3) else "Tarbury mill founder")
+
+    engine = ScriptedEngine(classify=classify("lookup"), step=step_reply,
+                            synthesize=lambda p: synth("Jim Tressel" if "Tressel" in p else "The passages do not say."))
+    lm = scripted_lm(engine)
+    program = DeltaSeek(tools=[LocalCorpusSearch(bundled_index)])
+    with use_lm(lm):
+        first = program(question=OHIO)
+        switched = [program(question=q).scratchpad.profile_because.startswith("switched") for q in others]
+        again = program(question=OHIO)
+    assert sum(switched) == 33 and recorded_profile(lm) is None
+    assert again.answer == first.answer and "Tressel" in first.answer
+    assert again.profile == first.profile == "capable"
+    assert [(c["tool"], c["args"], c["origin"]) for c in again.tool_calls] == \
+        [(c["tool"], c["args"], c["origin"]) for c in first.tool_calls]
