@@ -21,6 +21,7 @@ from deltaseek.programs.agent.final import Finishing
 from deltaseek.programs.agent.learned_reader import ReaderModel, shipped_reader
 from deltaseek.programs.agent.lm_faults import raise_if_fatal, record_lm_fault
 from deltaseek.programs.agent.moves import Move, MoveChecks, move_outputs, trace_what_was_done
+from deltaseek.programs.agent.policy import Verdict, answerability_settled, stop_verdict
 from deltaseek.programs.agent.profile import SMALL, Profile, choose_profile, profile_for
 from deltaseek.programs.agent.program_file import shipped_program_path
 from deltaseek.programs.agent.question import check_question
@@ -82,8 +83,11 @@ class DeltaSeek(SavedState, MoveChecks, Finishing, dspy.Module):
         pad = Scratchpad(question=check_question(question))
         self.begin(pad)
         stop: StopReason | None = None
-        while stop is None:
-            stop = self.stop_reason(pad) or self.step(pad)
+        while stop is None:  # a named check ends the search (policy.STOP_CHECKS), else one more step
+            verdict = stop_verdict(self, pad) or self.step(pad)
+            if verdict is not None:
+                stop, pad.stop_because = verdict.stop, verdict.because
+                pad.answered_by = verdict.answered_by
         return self.finish(pad, stop)
 
     # --- the steps of the loop -------------------------------------------------
@@ -105,18 +109,20 @@ class DeltaSeek(SavedState, MoveChecks, Finishing, dspy.Module):
         pad.max_searches = self.search_cap(pad)
         pad.subject_presence = {subject: self.sources_name(subject) for subject in guard.question_subjects(pad.question)}
 
-    def step(self, pad: Scratchpad) -> StopReason | None:
-        """One step: the model's move (or the program's), the checks, the call; a stop reason ends the search."""
+    def step(self, pad: Scratchpad) -> Verdict | None:
+        """One step: the model's move (or the program's), the checks, the call; a verdict ends the search."""
         asked_model = not pad.program_moves
         move = self.propose_move(pad)
         if move is None:
             return None  # an unusable reply: no progress, the budget still counts
         if pad.executed_calls and move.synthesize:
-            pad.answered_by = "model" if move.origin != "program" else \
-                "evidence" if self.steering(pad) == "direct" else "program"
-            return "answered"
-        if pad.executed_calls and guard.answerability_stops_search(pad, self.steering(pad)):
-            return "answerability"
+            if move.origin != "program":
+                return Verdict("answered", "the model asked for the answer", "model")
+            if self.steering(pad) == "direct":
+                return Verdict("answered", "the facts hold a typed answer", "evidence")
+            return Verdict("answered", "no query of the program's own is left", "program")
+        if pad.executed_calls and (verdict := answerability_settled(self, pad)):
+            return verdict
         if move.synthesize:  # tool first: no answer before one search has run
             move = Move(False, self.tool_names[0], pad.question, "tool_first", prediction=move.prediction)
         call = self.admit_call(pad, move)
@@ -126,7 +132,7 @@ class DeltaSeek(SavedState, MoveChecks, Finishing, dspy.Module):
         if move.prediction is not None and (call is None or (call.tool, call.query) != (move.tool, move.query)):
             trace_what_was_done(move.prediction, move_outputs(call))
         if call is None:
-            return "no_new_query"
+            return Verdict("no_new_query", "every query left was a duplicate of one already run")
         self.execute(pad, call)
         return None
 
@@ -155,25 +161,6 @@ class DeltaSeek(SavedState, MoveChecks, Finishing, dspy.Module):
                     kind = None
             self._task_kinds[question] = kind if kind in text.PLANS else heuristic
         return self._task_kinds[question]
-
-    def stop_reason(self, pad: Scratchpad) -> StopReason | None:
-        """Why the search ends before this step, or None; a typed answer the evidence holds ends it
-        without a step call where the profile lets the evidence decide (`answered_by` evidence)."""
-        if guard.hard_budget_reached(pad, pad.hard_budget):
-            return "hard_budget"
-        if guard.search_limit_reached(pad, pad.max_searches):
-            if not self.evidence_answers(pad):
-                return "max_searches"
-            pad.answered_by = "evidence"  # the last search allowed found the answer: nothing was cut short
-            return "answered"
-        if guard.answerability_stops_search(pad, self.steering(pad)):
-            return "answerability"
-        if guard.search_exhausted(pad, self.settings.exhaustion_window):
-            return "exhausted"
-        if self.evidence_answers(pad):
-            pad.answered_by = "evidence"
-            return "answered"
-        return None
 
     def propose_move(self, pad: Scratchpad) -> Move | None:
         record = StepRecord(step=pad.step + 1)

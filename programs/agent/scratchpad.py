@@ -75,6 +75,8 @@ class Scratchpad(BaseModel):
     answered_by: Literal["model", "evidence", "program"] | None = None
     """With stop reason `answered`, who ended the search: the model asked for the answer, the facts
     held a typed answer, or the program had no query of its own left."""
+    stop_because: str = ""
+    """Why the search ended, in the words of the check that ended it (`policy.STOP_CHECKS`, or the step's)."""
     answer_origin: Literal["lm", "extracted", "evidence"] | None = None
     """lm: the model's answer passed the checks; extracted: a span read from a fact; evidence: what
     was found, said by the program (a quote, or that the exact answer was not found)."""
