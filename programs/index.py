@@ -30,10 +30,11 @@ from pydantic import BaseModel, ConfigDict, StrictInt, StrictStr, ValidationErro
 
 from deltaseek.bundled import bundled_corpora
 from deltaseek.errors import CorpusError, DeltaSeekError, IndexCacheError
-from deltaseek.programs.text import fold_accents
+from deltaseek.programs.text import fold_accents, split_unspaced
 
-INDEX_FORMAT = 3
-"""3: terms with their accents folded. 2: keyed by the bytes parsed; an index of format 1 may hold a
+INDEX_FORMAT = 4
+"""4: text written without spaces indexed as pairs of characters, marks folded on Latin letters only.
+3: terms with their accents folded. 2: keyed by the bytes parsed; an index of format 1 may hold a
 replaced file's passages: never read."""
 MAX_LINE_BYTES = 1_000_000
 """A corpus or dataset line longer than this is rejected (with its file and line), not read."""
@@ -241,10 +242,12 @@ def read_corpus(path: str | os.PathLike, seen_ids: dict[str, str] | None = None,
 
 
 def tokenize(texts: list[str]) -> list[list[str]]:
-    """BM25 terms, accents folded: a query for "Beyonce" finds the passages that say "Beyoncé"."""
+    """BM25 terms, accents folded (a query for "Beyonce" finds the passages that say "Beyoncé"),
+    and text written without spaces cut into pairs of characters (`split_unspaced`)."""
     import bm25s
 
-    return bm25s.tokenize([fold_accents(t) for t in texts], stopwords="en", return_ids=False, show_progress=False)
+    return bm25s.tokenize([split_unspaced(fold_accents(t)) for t in texts], stopwords="en", return_ids=False,
+                          show_progress=False)
 
 
 def corpus_fingerprint(paths: list[Path]) -> str:

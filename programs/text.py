@@ -39,11 +39,35 @@ def words(text: str) -> list[str]:
 
 
 def fold_accents(text: str) -> str:
-    """Letters without their accents: "Beyoncé" and "Beyonce", "Aschenbrödel" and "Aschenbrodel"
-    are the same word to a reader, so they are to every check and to the index."""
+    """Latin letters without their accents: "Beyoncé" and "Beyonce", "Aschenbrödel" and
+    "Aschenbrodel" are the same word to a reader, so they are to every check and to the index.
+    Only a mark on a Latin letter is folded: in other scripts a mark makes another letter (the
+    Japanese "ビ" is not "ヒ", the Russian "й" is not "и")."""
     if text.isascii():
         return text
-    return "".join(c for c in unicodedata.normalize("NFKD", text) if not unicodedata.combining(c))
+    kept, base = [], ""
+    for char in unicodedata.normalize("NFKD", text):
+        if unicodedata.combining(char):
+            if base.isascii():  # a Latin letter decomposes to an ASCII one and its marks
+                continue
+        else:
+            base = char
+        kept.append(char)
+    return unicodedata.normalize("NFC", "".join(kept))
+
+
+_UNSPACED = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af\u0e00-\u0e7f]+")
+"""Runs of scripts written without spaces between words: kana, CJK ideographs, Hangul, Thai."""
+
+
+def split_unspaced(text: str) -> str:
+    """Text of scripts written without spaces cut into overlapping pairs of characters, so that a
+    word-based index can find it: "東京にあります" is indexed as "東京 京に にあ あり りま ます",
+    and a question holding "東京" meets it. A lone character stays as it is."""
+    def pairs(match: re.Match) -> str:
+        run = match.group(0)
+        return " " + (" ".join(run[i:i + 2] for i in range(len(run) - 1)) if len(run) > 1 else run) + " "
+    return _UNSPACED.sub(pairs, text)
 
 
 def normalize_query(query: str) -> str:

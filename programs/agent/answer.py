@@ -59,8 +59,9 @@ def model_answer(pad: Scratchpad, proposal: Proposal) -> FinalAnswer:
 def program_answer(pad: Scratchpad, reading: Reading) -> FinalAnswer:
     """The program's own answer: the reader's confident span, else the related figures, else what
     was found and that the exact answer was not. That last is `unlikely` when the model could be
-    used; `unknown` otherwise, since then nothing shows the answer is missing, and where the question
-    is in a language the reader does not read (the closest passage is quoted, not denied). (A run whose every
+    used and the question is in English; `unknown` otherwise, since then nothing shows the answer
+    is missing: the model could not judge, or the reader cannot read the question's language (the
+    closest passage is quoted, not denied). (A run whose every
     search failed is answered before this, in `DeltaSeek.final_answer`.)"""
     if reading.spans:
         return FinalAnswer(extracted_answer(reading), "extracted",
@@ -69,7 +70,7 @@ def program_answer(pad: Scratchpad, reading: Reading) -> FinalAnswer:
         titles = {f.source: f.title for f in pad.facts}
         return FinalAnswer(proxy_answer(pad.question, reading, titles), "extracted",
                            list(dict.fromkeys(e.source for e in reading.proxies)), "proxy_only")
-    label = "unknown" if pad.model_unusable else "unlikely"
+    label = "unknown" if pad.model_unusable or not asks_in_english(pad.question) else "unlikely"
     closest = reading.unsure[0] if reading.unsure else None
     if closest is not None:
         title = next((f.title for f in pad.facts if f.source == closest.source), "")

@@ -11,7 +11,7 @@ import dspy
 from deltaseek.programs.agent import guardrails as guard
 from deltaseek.programs.agent.answer import FinalAnswer, Proposal, model_answer, program_answer, state_caveats
 from deltaseek.programs.agent.checks import answer_failure, is_abstention
-from deltaseek.programs.agent.evidence import Reading, ambiguous_terms
+from deltaseek.programs.agent.evidence import Reading, ambiguous_terms, asks_in_english
 from deltaseek.programs.agent.fallbacks import clean_items
 from deltaseek.programs.agent.lm_faults import lm_fault_caveats, raise_if_fatal, record_lm_fault
 from deltaseek.programs.agent.moves import Move, trace_what_was_done
@@ -19,6 +19,13 @@ from deltaseek.programs.agent.reader import expected_answer_types
 from deltaseek.programs.agent.scratchpad import Scratchpad
 from deltaseek.signatures import StopReason, Synthesize, compact_signature
 from deltaseek.signatures import guidance as text
+
+
+def cannot_deny(pad: Scratchpad, missing_subjects: list[str]) -> bool:
+    """Whether "no information found" cannot be taken to mean the answer does not exist: the model
+    could not be used and no subject was found missing, or the question is in another language than
+    the reader's (its subject may be in the sources under another spelling: "Ксиззивилл")."""
+    return (pad.model_unusable and not missing_subjects) or not asks_in_english(pad.question)
 
 
 class Finishing:
@@ -89,7 +96,7 @@ class Finishing:
         if missing_subjects or not pad.facts:
             about = ", ".join(missing_subjects) or f"\"{pad.question}\""
             return FinalAnswer(f"No information found about {about}: no passage found mentions it.", "evidence", [],
-                               "unknown" if pad.model_unusable and not missing_subjects else "unlikely", failure)
+                               "unknown" if cannot_deny(pad, missing_subjects) else "unlikely", failure)
         final = program_answer(pad, reading)
         final.replaced_because = failure
         return final
