@@ -42,7 +42,7 @@ def fold_accents(text: str) -> str:
     """Latin letters without their accents: "Beyoncé" and "Beyonce", "Aschenbrödel" and
     "Aschenbrodel" are the same word to a reader, so they are to every check and to the index.
     Only a mark on a Latin letter is folded: in other scripts a mark makes another letter (the
-    Japanese "ビ" is not "ヒ", the Russian "й" is not "и")."""
+    Japanese "ビ" is not "ヒ", a Cyrillic "й" is not "и")."""
     if text.isascii():
         return text
     kept, base = [], ""
