@@ -18,6 +18,7 @@ from pathlib import Path
 import dspy
 
 from deltaseek.errors import UsageError, warn
+from deltaseek.files import unwritable_reason
 from deltaseek.metrics import combined_metric
 from deltaseek.optimize import calibrate as calibration
 from deltaseek.optimize.agent_options import AgentOptions, SetupLM, build_program, configure_agent_lm
@@ -112,6 +113,10 @@ def optimize_program(dataset: str, optimizer: str, agent: AgentOptions = AgentOp
     if path.exists() and not resume:
         raise UsageError(f"--out {path} already exists; pass --resume to continue that optimize, or choose another "
                          "--out (a compiled program is never overwritten)")
+    if reason := unwritable_reason(path):  # before the model loads and the baseline runs
+        raise UsageError(f"--out {path}: {reason}; make it writable or choose another --out")
+    if reason := unwritable_reason(Path(results_dir) / "results.jsonl"):
+        raise UsageError(f"the results folder {results_dir}: {reason}; the held-out results are kept there")
     labeled = load_dataset(dataset)
     parts = split(labeled.examples)
     if not parts["train"]:

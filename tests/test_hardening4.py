@@ -1,8 +1,15 @@
-"""Hardening: files that do not fit are refused by name.
+"""Hardening: files that do not fit are refused by name, and results belong to what they score.
 
-A reader file edited or cut short, alone or inside a program file."""
+A reader file edited or cut short, results kept for another state of a program, a half-written
+results line, an output folder that cannot be written, and two commands opening a new MLflow
+store at once (real processes). Commands run on the scripted oracle LM of test_optimize.py.
+"""
 
 import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 
@@ -11,6 +18,7 @@ from deltaseek.bundled import shipped_reader_path
 from deltaseek.programs.agent.learned_reader import load_reader, shipped_reader
 from deltaseek.programs.agent.program_file import READER_KEY, load_state_into
 from deltaseek.programs.tools import LocalCorpusSearch
+from tests.test_optimize import dataset, offline_tracking, read_jsonl, run_cli, scripted_cli  # noqa: F401 (fixtures)
 
 
 # --- a reader file that does not fit the code ---------------------------------------------------
@@ -85,3 +93,89 @@ def test_a_reader_inside_a_program_file_is_checked_the_same(tmp_path, bundled_in
     message = str(raised.value)
     assert message.startswith(f"{path}: the program's reader: reader field ") and problem in message
     assert "\n" not in message
+
+
+# --- results kept for resuming belong to the program they score ---------------------------------
+
+
+def test_optimize_resume_scores_an_edited_program_again(capsys, scripted_cli, dataset, tmp_path, offline_tracking):
+    program = tmp_path / "p.json"
+    argv = ["optimize", "--dataset", dataset, "--optimizer", "labeled", "--out", program,
+            "--tracking-uri", offline_tracking]
+    assert run_cli(capsys, *argv)[0] == 0
+    state = json.loads(program.read_text())
+    state["synthesize"]["signature"]["instructions"] = "Answer in as few words as the facts allow."
+    program.write_text(json.dumps(state))  # edited after the optimize that scored it
+    code, stdout, err = run_cli(capsys, *argv, "--resume")
+    assert code == 0, err
+    results = tmp_path / "results"
+    assert len(read_jsonl(results / "optimize-p-baseline-dev.jsonl")) == 2  # the baseline did not change
+    compiled = read_jsonl(results / "optimize-p-compiled-dev.jsonl")
+    assert len(compiled) == 4 and compiled[2]["program_digest"] != compiled[0]["program_digest"]
+    assert "2 rows were scored for another state of the program" in err
+    asked = [text for kind, text in scripted_cli[-1].prompts if kind == "synthesize"]
+    assert any("as few words as the facts allow" in text for text in asked)  # the edited program ran
+
+
+# --- a half-written results line ------------------------------------------------------------------
+
+
+def result_row(example_id: str, combined: float) -> str:
+    scores = {name: combined for name in ("exact_match", "token_f1", "answerability_accuracy", "efficiency",
+                                          "combined")}
+    return json.dumps({"id": example_id, "answer": "Columbus", "answerability": "direct", "scores": scores,
+                       "gold": {"answer": "Columbus", "answerability": "direct"}, "error": None})
+
+
+def test_paired_names_the_file_and_line_of_a_bad_row(tmp_path):
+    a, b = tmp_path / "a.jsonl", tmp_path / "b.jsonl"
+    a.write_text(result_row("q1", 1.0) + "\n" + '{"id": "q2", "answer": "Colu' + "\n" + result_row("q3", 0.0) + "\n")
+    b.write_text(result_row("q1", 1.0) + "\n" + result_row("q3", 1.0) + "\n")
+    done = subprocess.run([sys.executable, "-m", "deltaseek.optimize.paired", str(a), str(b)],
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode != 0 and "Traceback" not in done.stderr
+    [line] = done.stderr.strip().splitlines()
+    assert line.startswith(f"deltaseek: error: {a}:2: not a JSON row (Unterminated string starting at column ")
+    b.write_text(result_row("q1", 1.0) + "\n" + "[1, 2]\n")
+    done = subprocess.run([sys.executable, "-m", "deltaseek.optimize.paired", str(b), str(b)],
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode != 0 and done.stderr.startswith(f"deltaseek: error: {b}:2: not a result row")
+
+
+# --- an output folder that cannot be written ------------------------------------------------------
+
+
+@pytest.fixture
+def read_only_folder(tmp_path):
+    """A folder no one can write: a read-only tmpfs (root writes any folder its mode forbids)."""
+    folder = tmp_path / "read-only"
+    folder.mkdir()
+    mounted = shutil.which("mount") and subprocess.run(
+        ["mount", "-t", "tmpfs", "-o", "ro,size=64k", "tmpfs", str(folder)], capture_output=True).returncode == 0
+    if not mounted:
+        folder.chmod(0o555)
+        probe = folder / "probe"
+        try:
+            probe.touch()
+        except OSError:
+            pass
+        else:
+            probe.unlink()
+            pytest.skip("this user writes a read-only folder, and no read-only tmpfs can be mounted here")
+    yield folder
+    if mounted:
+        subprocess.run(["umount", str(folder)], check=True)
+
+
+@pytest.mark.parametrize("command", ["evaluate", "optimize"])
+def test_an_out_that_cannot_be_written_is_refused_before_the_model_loads(capsys, scripted_cli, dataset,
+                                                                         offline_tracking, read_only_folder,
+                                                                         command):
+    out = read_only_folder / ("eval.jsonl" if command == "evaluate" else "p.json")
+    extra = ["--optimizer", "labeled"] if command == "optimize" else []
+    code, _, err = run_cli(capsys, command, "--dataset", dataset, *extra, "--out", out,
+                           "--tracking-uri", offline_tracking)
+    [line] = err.strip().splitlines()
+    assert code == 2 and line.startswith(f"deltaseek: error: --out {out}: {read_only_folder} cannot be written (")
+    assert "free some space" not in err and "--resume" not in err
+    assert scripted_cli == []  # no model was set up, no example ran
