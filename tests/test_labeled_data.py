@@ -392,8 +392,8 @@ def test_musique_converter_writes_labeled_rows_and_the_corpus(tmp_path):
     `unlikely` with no answer; paragraphs are numbered in file order."""
     labeled_path, corpus_path = convert(CONVERTER_SOURCES / "musique", tmp_path)
     assert read_rows(labeled_path) == [
-        {"id": "2hop__1_2", "question": "Who founded the mill on the river that runs through Orla?", "answer": "Ada Lind",
-         "aliases": ["A. Lind"], "answerability": "direct", "corpus": "musique", "split": assign_split("2hop__1_2")},
+        {"id": "2hop__1_2", "question": "Who founded the mill on the river that runs through Orla?",
+         "answer": "Ada Lind", "aliases": ["A. Lind"], "answerability": "direct", "corpus": "musique", "split": assign_split("2hop__1_2")},
         {"id": "2hop__3_4", "question": "When did the Vey bridge at Orla open?", "answer": "", "aliases": [],
          "answerability": "unlikely", "corpus": "musique", "split": assign_split("2hop__3_4")}]
     assert read_rows(corpus_path) == [
