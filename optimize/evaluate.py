@@ -217,7 +217,9 @@ class ResultsFile:
     def _read_earlier(self) -> None:
         text = self.path.read_text(encoding="utf-8", errors="replace")
         kept = []
-        for line in text.splitlines():
+        for line in text.split("\n"):  # not splitlines(): a row's text may hold U+2028, which it splits at
+            if not line:
+                continue
             try:
                 row = json.loads(line)
             except json.JSONDecodeError:
@@ -296,8 +298,9 @@ def evaluate_program(program: dspy.Module, examples: list[dspy.Example], results
     digest = program_digest(program)
     out = ResultsFile(results_path, resume=resume, digest=digest)
     if out.other_program:
-        print(f"deltaseek: note: {out.path}: {out.other_program} rows were scored for another state of the program "
-              "(it was changed since); those examples run again", file=sys.stderr)
+        print(f"deltaseek: note: {out.path}: {out.other_program} rows were not scored for this state of the program "
+              "(it was changed since, or the rows are older than the digest they carry now); those examples run again",
+              file=sys.stderr)
     rows = [{**out.finished[str(ex.get("id"))], "index": i} for i, ex in enumerate(examples)
             if str(ex.get("id")) in out.finished]
     todo = [(i, ex) for i, ex in enumerate(examples) if str(ex.get("id")) not in out.finished]

@@ -114,7 +114,7 @@ def test_optimize_resume_scores_an_edited_program_again(capsys, scripted_cli, da
     assert len(read_jsonl(results / "optimize-p-baseline-dev.jsonl")) == 2  # the baseline did not change
     compiled = read_jsonl(results / "optimize-p-compiled-dev.jsonl")
     assert len(compiled) == 4 and compiled[2]["program_digest"] != compiled[0]["program_digest"]
-    assert "2 rows were scored for another state of the program" in err
+    assert "2 rows were not scored for this state of the program" in err
     asked = [text for kind, text in scripted_cli[-1].prompts if kind == "synthesize"]
     assert any("as few words as the facts allow" in text for text in asked)  # the edited program ran
 
@@ -257,3 +257,18 @@ def test_a_store_a_cut_migration_left_is_named_with_its_mend_in_one_warning(tmp_
     subprocess.run([str(Path(sys.executable).with_name("mlflow")), "db", "upgrade", uri], check=True,
                    capture_output=True, timeout=300)
     assert run().stdout.strip() == "tracked"
+
+
+def test_resume_keeps_a_row_whose_text_holds_a_line_separator(capsys, scripted_cli, dataset, tmp_path,
+                                                              offline_tracking):
+    """Only a newline ends a row: a row whose answer holds U+2028 is kept whole on resume."""
+    out = tmp_path / "eval.jsonl"
+    argv = ["evaluate", "--dataset", dataset, "--split", "all", "--out", out, "--tracking-uri", offline_tracking]
+    assert run_cli(capsys, *argv, "--limit", "1")[0] == 0
+    [row] = read_jsonl(out)
+    row["answer"] += "\u2028(as the passage says)"
+    out.write_text(json.dumps(row, ensure_ascii=False) + "\n")
+    code, stdout, err = run_cli(capsys, *argv, "--resume")
+    assert code == 0, err
+    rows = [json.loads(line) for line in out.read_text(encoding="utf-8").split("\n") if line]
+    assert rows[0] == row and len(rows) == 4 and "1 kept from the earlier run" in stdout
