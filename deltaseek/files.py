@@ -33,3 +33,20 @@ def write_text_atomically(path: str | os.PathLike, text: str, mode: int | None =
         if mode is not None:
             os.chmod(staging, mode)
     return Path(path)
+
+
+def unwritable_reason(path: str | os.PathLike) -> str | None:
+    """Why a file cannot be created at `path` (its folder read-only, on a read-only file system,
+    or not a folder), or None: tried by creating, then removing, a file beside it, so a command
+    finds out before it loads a model and runs examples rather than at its first result."""
+    folder = Path(path).parent
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        handle, probe = tempfile.mkstemp(dir=folder, prefix=".deltaseek-probe-")
+    except OSError as exc:
+        return f"{folder} cannot be written ({exc.strerror or exc})"
+    os.close(handle)
+    os.unlink(probe)
+    if Path(path).exists() and not os.access(path, os.W_OK):
+        return f"{path} is read-only"
+    return None

@@ -3,7 +3,8 @@
 Each finished example is appended to a JSONL file at once (question, gold, answer,
 answerability, stop reason, tool calls, scores), so an interrupted or crashing evaluation
 loses nothing already computed. An existing results file is never overwritten: it is refused,
-or continued with `resume=True` (examples it already holds without an error are skipped).
+or continued with `resume=True` (examples it already holds without an error, scored for the same
+state of the program, are skipped; a line a kill left half-written is dropped).
 
 An example whose run raises is kept with its error and scores 0 on every metric; so is a run
 that ended on an LM error without one successful LM call. An LM that cannot be used at all (no
@@ -22,8 +23,11 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
+import errno
+import hashlib
 import json
 import signal
+import stat
 import statistics
 import sys
 import threading
@@ -36,6 +40,7 @@ import dspy
 
 from deltaseek.bundled import CORPUS_NAMES, corpus_path
 from deltaseek.errors import DatasetError, DeltaSeekError, UsageError
+from deltaseek.files import unwritable_reason, write_text_atomically
 from deltaseek.metrics import answerability_accuracy, combined_metric, efficiency, exact_match, token_f1
 from deltaseek.optimize import stopping
 from deltaseek.optimize.labeled_data import LabeledSet, load_labeled, split
@@ -174,16 +179,34 @@ def refuse_overwrite(path: Path, resume: bool, name: str | None = None) -> bool:
     return held
 
 
+def check_writable(path: Path, name: str | None = None) -> None:
+    """A UsageError (naming `path` as `name`) when the results cannot be written there: said before
+    the model loads and the first example runs, not at its first result."""
+    if reason := unwritable_reason(path):
+        raise UsageError(f"{name or path}: {reason}; make it writable or choose another output file")
+
+
+def program_digest(program: dspy.Module) -> str:
+    """A digest of the program's saved state (prompts, demos, settings, reader): each result row
+    carries it, so a resume keeps only the rows of the very program it scores."""
+    state = json.dumps(program.dump_state(), sort_keys=True, ensure_ascii=False, default=str)
+    return "sha256:" + hashlib.sha256(state.encode("utf-8")).hexdigest()
+
+
 class ResultsFile:
     """A JSONL file that each finished row is appended to (and flushed) at once.
 
     An existing non-empty file is refused unless `resume`; then its rows are read (a line cut
-    short by a kill is ignored) and `finished` maps each id to its last row without an error.
+    short by a kill is dropped from the file) and `finished` maps each id to its last row without
+    an error; given `digest`, only rows of that program state count (`other_program`: how many
+    were another's, a program edited since).
     """
 
-    def __init__(self, path: str | Path, resume: bool = False):
+    def __init__(self, path: str | Path, resume: bool = False, digest: str | None = None):
         self.path = Path(path)
+        self.digest = digest
         self.finished: dict[str, dict] = {}
+        self.other_program = 0
         held = refuse_overwrite(self.path, resume)
         self.path.parent.mkdir(parents=True, exist_ok=True)
         if held:
@@ -193,19 +216,26 @@ class ResultsFile:
 
     def _read_earlier(self) -> None:
         text = self.path.read_text(encoding="utf-8", errors="replace")
-        for line in text.splitlines():
+        kept = []
+        for line in text.split("\n"):  # not splitlines(): a row's text may hold U+2028, which it splits at
+            if not line:
+                continue
             try:
                 row = json.loads(line)
             except json.JSONDecodeError:
                 continue  # the last line of a killed run may be cut short
+            kept.append(line)
             if isinstance(row, dict) and row.get("id") is not None and set(METRICS) <= set(row.get("scores") or {}):
-                if row.get("error"):
+                if self.digest is not None and row.get("program_digest") != self.digest:
+                    self.other_program += 1  # the scores of another program: run again, never reported as this one's
+                    self.finished.pop(str(row["id"]), None)
+                elif row.get("error"):
                     self.finished.pop(str(row["id"]), None)
                 else:
                     self.finished[str(row["id"])] = row
-        if not text.endswith("\n"):
-            with self.path.open("a", encoding="utf-8") as handle:
-                handle.write("\n")
+        whole = "".join(line + "\n" for line in kept)
+        if whole != text:  # a fragment dropped at once: a reader of the file later finds whole rows only
+            write_text_atomically(self.path, whole, mode=stat.S_IMODE(self.path.stat().st_mode))
 
     def append(self, row: dict) -> None:
         line = json.dumps(row, ensure_ascii=False, default=str) + "\n"
@@ -214,9 +244,12 @@ class ResultsFile:
                 with self.path.open("a", encoding="utf-8") as handle:
                     handle.write(line)
             except OSError as exc:  # a full disk: say which file, and that what it holds is kept
+                mend = ("free some space" if exc.errno in (errno.ENOSPC, errno.EDQUOT)
+                        else "make the file writable" if exc.errno in (errno.EACCES, errno.EPERM, errno.EROFS)
+                        else "mend the cause")
                 raise DeltaSeekError(f"{self.path}: the result of example {row.get('id')} could not be written "
                                      f"({exc.strerror or exc}); the {self.written} rows written before it are kept: "
-                                     "free some space, then run again with --resume") from None
+                                     f"{mend}, then run again with --resume") from None
             self.written += 1
 
 
@@ -262,7 +295,12 @@ def evaluate_program(program: dspy.Module, examples: list[dspy.Example], results
     """
     from tqdm import tqdm
 
-    out = ResultsFile(results_path, resume=resume)
+    digest = program_digest(program)
+    out = ResultsFile(results_path, resume=resume, digest=digest)
+    if out.other_program:
+        print(f"deltaseek: note: {out.path}: {out.other_program} rows were not scored for this state of the program "
+              "(it was changed since, or the rows are older than the digest they carry now); those examples run again",
+              file=sys.stderr)
     rows = [{**out.finished[str(ex.get("id"))], "index": i} for i, ex in enumerate(examples)
             if str(ex.get("id")) in out.finished]
     todo = [(i, ex) for i, ex in enumerate(examples) if str(ex.get("id")) not in out.finished]
@@ -272,6 +310,7 @@ def evaluate_program(program: dspy.Module, examples: list[dspy.Example], results
 
     def finished(row: dict) -> None:
         nonlocal unusable
+        row["program_digest"] = digest
         out.append(row)
         rows.append(row)
         unusable = unusable or (row if row["lm_unusable"] else None)

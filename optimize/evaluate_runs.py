@@ -12,7 +12,8 @@ from deltaseek.files import write_text_atomically
 from deltaseek.optimize.agent_options import (AgentOptions, SetupLM, build_program, configure_agent_lm,
                                               program_source)
 from deltaseek.optimize.command_options import DEFAULT_PROGRAM, RESULTS_DIR
-from deltaseek.optimize.evaluate import EvalReport, evaluate_program, format_report, refuse_overwrite
+from deltaseek.optimize.evaluate import (EvalReport, check_writable, evaluate_program, format_report,
+                                        refuse_overwrite)
 from deltaseek.optimize.paired import format_paired, paired_table
 from deltaseek.optimize.run_tracking import (TrackingOptions, log_dataset, log_report, positive, run_params,
                                              split_examples, timestamp, tracked, with_bundled_corpora)
@@ -30,12 +31,12 @@ def evaluate_dataset(dataset: str, agent: AgentOptions = AgentOptions(), trackin
     positive("--limit", limit)
     positive("--threads", threads)
     split, examples = split_examples(dataset, split, "dev", limit)
+    out = Path(out or Path(RESULTS_DIR) / f"evaluate-{Path(dataset).stem}-{split}-{timestamp()}.jsonl")
+    refuse_overwrite(out, resume, name=f"--out {out}")  # before the model loads and the MLflow run is opened
+    check_writable(out, name=f"--out {out}")
     agent = with_bundled_corpora(agent, examples)
     lm = setup_lm(agent)
     program = build_program(agent)
-    out = Path(out or Path(RESULTS_DIR) / f"evaluate-{Path(dataset).stem}-{split}-{timestamp()}.jsonl")
-
-    refuse_overwrite(out, resume, name=f"--out {out}")  # before the MLflow run is opened
 
     with tracked(tracking, f"evaluate {Path(dataset).stem} {split}") as tracker:
         tracker.log_params({"command": "evaluate", "split": split, "examples": len(examples), "resume": resume,
@@ -65,17 +66,18 @@ def compare_programs(dataset: str, a: str, b: str, agent: AgentOptions = AgentOp
     if resume and not out:
         raise UsageError("--resume continues the comparison that wrote --out: name its file with --out")
     split, examples = split_examples(dataset, split, "dev", limit)
+    stem = Path(dataset).stem
+    base = Path(out).with_suffix("") if out else Path(RESULTS_DIR) / f"compare-{stem}-{split}-{timestamp()}"
+    outs = [base.with_name(f"{base.name}-{side}.jsonl") for side in "AB"]
+    for path in outs:
+        refuse_overwrite(path, resume, name=str(path))  # before the model loads and an MLflow run is opened
+        check_writable(path)
     agent = with_bundled_corpora(agent, examples)
     lm = setup_lm(agent)
     names = (a, b)
     sources = [UNCOMPILED if name == DEFAULT_PROGRAM else name for name in names]
     first = build_program(agent, sources[0])  # both files are checked before anything runs
     programs = [first, build_program(agent, sources[1], tools=list(first.tools.values()))]
-    stem = Path(dataset).stem
-    base = Path(out).with_suffix("") if out else Path(RESULTS_DIR) / f"compare-{stem}-{split}-{timestamp()}"
-    outs = [base.with_name(f"{base.name}-{side}.jsonl") for side in "AB"]
-    for path in outs:
-        refuse_overwrite(path, resume, name=str(path))  # before an MLflow run is opened
     reports, table = [], []
     for side, name, source, program, path in zip("AB", names, sources, programs, outs):
         with tracked(tracking, f"compare {side} {stem} {split}") as tracker:

@@ -23,12 +23,16 @@ that excludes zero is a difference the questions measured, not one resampling ma
 
 from __future__ import annotations
 
+import json
+import sys
 from dataclasses import dataclass
 from typing import Callable
 
 import numpy as np
 
+from deltaseek.errors import DeltaSeekError
 from deltaseek.metrics.contract import abstains
+from deltaseek.programs.index import json_problem
 
 CONFIDENCE = 0.95
 RESAMPLES = 9999
@@ -131,14 +135,37 @@ def format_paired(table: list[dict], name_a: str = "A", name_b: str = "B") -> st
 def main(argv: list[str] | None = None) -> None:
     """The paired table of two `evaluate --out` results files, paired by question id."""
     import argparse
-    import json
 
     parser = argparse.ArgumentParser(description=main.__doc__)
     parser.add_argument("a", help="results of program A (JSONL, one row a question)")
     parser.add_argument("b", help="results of program B")
     args = parser.parse_args(argv)
-    rows = [[json.loads(line) for line in open(path, encoding="utf-8") if line.strip()] for path in (args.a, args.b)]
+    try:
+        rows = [read_rows(path) for path in (args.a, args.b)]
+    except DeltaSeekError as exc:
+        sys.exit(f"deltaseek: error: {exc}")
     print(format_paired(paired_table(*rows), args.a, args.b))
+
+
+def read_rows(path: str) -> list[dict]:
+    """The rows of a results file; DeltaSeekError naming the file and line of one that is not a result row."""
+    rows = []
+    try:
+        with open(path, encoding="utf-8") as handle:
+            for number, line in enumerate(handle, 1):
+                if not line.strip():
+                    continue
+                try:
+                    row = json.loads(line.rstrip("\r\n"))
+                except json.JSONDecodeError as exc:
+                    raise DeltaSeekError(f"{path}:{number}: not a JSON row ({json_problem(exc)})") from None
+                if not isinstance(row, dict) or "id" not in row or not isinstance(row.get("scores"), dict):
+                    raise DeltaSeekError(f"{path}:{number}: not a result row (a JSON object with \"id\" and "
+                                         "\"scores\", as evaluate --out writes)")
+                rows.append(row)
+    except (OSError, UnicodeDecodeError) as exc:
+        raise DeltaSeekError(f"{path}: cannot read the results file ({type(exc).__name__}: {exc})") from None
+    return rows
 
 
 if __name__ == "__main__":

@@ -10,6 +10,7 @@ save it, and score the compiled program on the same splits, all in one tracked M
 
 from __future__ import annotations
 
+import sys
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -18,6 +19,7 @@ from pathlib import Path
 import dspy
 
 from deltaseek.errors import UsageError, warn
+from deltaseek.files import unwritable_reason
 from deltaseek.metrics import combined_metric
 from deltaseek.optimize import calibrate as calibration
 from deltaseek.optimize.agent_options import AgentOptions, SetupLM, build_program, configure_agent_lm
@@ -31,6 +33,7 @@ from deltaseek.optimize.tracking import Tracker
 from deltaseek.optimize.train_reader import train_reader_into
 from deltaseek.optimize.tune import SEARCH_SPACE, format_trials, subspace, tune_settings
 from deltaseek.programs.agent import DeltaSeek, save_program
+from deltaseek.programs.agent.logged_model import PICKLED
 from deltaseek.programs.agent.program_file import UNCOMPILED, load_state_into
 from deltaseek.programs.lm import make_lm
 
@@ -112,6 +115,10 @@ def optimize_program(dataset: str, optimizer: str, agent: AgentOptions = AgentOp
     if path.exists() and not resume:
         raise UsageError(f"--out {path} already exists; pass --resume to continue that optimize, or choose another "
                          "--out (a compiled program is never overwritten)")
+    if reason := unwritable_reason(path):  # before the model loads and the baseline runs
+        raise UsageError(f"--out {path}: {reason}; make it writable or choose another --out")
+    if reason := unwritable_reason(Path(results_dir) / "results.jsonl"):
+        raise UsageError(f"the results folder {results_dir}: {reason}; the held-out results are kept there")
     labeled = load_dataset(dataset)
     parts = split(labeled.examples)
     if not parts["train"]:
@@ -186,7 +193,7 @@ def optimize_program(dataset: str, optimizer: str, agent: AgentOptions = AgentOp
             log_report(tracker, after, f"{name}_compiled")
         tracker.log_metrics(metrics)
         tracker.log_artifact(path, "program")
-        log_compiled_model(tracker, compiled, parts[held_out[0]][0].question, register)
+        log_compiled_model(tracker, compiled, parts[held_out[0]][0].question, register, path)
     return optimized
 
 
@@ -203,11 +210,14 @@ def tune_on_train(compiled: DeltaSeek, train: list[dspy.Example], trials: int, s
           + ", ".join(f"{name}={value}" for name, value in tuning.chosen.items()))
 
 
-def log_compiled_model(tracker: Tracker, compiled: DeltaSeek, question: str, register: str | None) -> None:
+def log_compiled_model(tracker: Tracker, compiled: DeltaSeek, question: str, register: str | None,
+                       path: Path) -> None:
     """The compiled program as an MLflow model in the optimize run (registered with --register),
-    with `question` as its input example; the URI to load or serve it."""
+    with `question` as its input example; the URI to load or serve it, and what it pickles
+    (`path`: the program's own JSON file)."""
     if register and not tracker.active:
         warn(f"--register {register}: not registered, the run is untracked (see the warning above)")
     model_uri = tracker.log_program(compiled, question, register=register)
     if model_uri:
         print(f"MLflow model: {model_uri}")
+        print(f"deltaseek: note: {PICKLED}; the compiled program itself is JSON: {path}", file=sys.stderr)

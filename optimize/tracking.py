@@ -37,7 +37,8 @@ from urllib.parse import urlparse
 from deltaseek.errors import warn
 from deltaseek.optimize.unsettled_runs import LOST_TAG, settle_later, settle_unsettled
 from deltaseek.programs.agent.logged_model import log_program
-from deltaseek.programs.mlflow_store import fail_quickly, resolve_tracking_uri, unreachable_reason
+from deltaseek.programs.mlflow_store import (broken_store_problem, fail_quickly, first_opening,
+                                             resolve_tracking_uri, unreachable_reason)
 
 EXPERIMENT_NAME = "deltaseek"
 PARAM_CHARS = 500
@@ -142,8 +143,13 @@ class Tracker:
         try:
             import mlflow
 
-            mlflow.set_tracking_uri(self.uri)
-            experiment = mlflow.set_experiment(self.experiment)
+            with first_opening(self.uri):  # one process at a time creates a new store's tables
+                if problem := broken_store_problem(self.uri):
+                    warn(f"MLflow tracking store {self.uri} is broken ({problem}); the run goes on untracked, "
+                         "results are saved locally only")
+                    return False
+                mlflow.set_tracking_uri(self.uri)
+                experiment = mlflow.set_experiment(self.experiment)
             if EXPERIMENT_KIND[0] not in experiment.tags:
                 mlflow.set_experiment_tag(*EXPERIMENT_KIND)
             settle_unsettled(self.uri)

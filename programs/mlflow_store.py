@@ -9,11 +9,18 @@ the folder does not silently switch the backend.
 A server is probed (`GET /health`, a few seconds) before any MLflow call, because MLflow's own
 calls retry a dead server for minutes; MLflow's HTTP retries are turned down (unless set in the
 environment) so a server that dies mid-run costs seconds.
+
+A sqlite store is first opened under a file lock beside it (`first_opening`): MLflow creates and
+migrates its tables on first contact, and two commands started together on a new store would
+both migrate it, leaving one untracked or the store broken (`broken_store_problem`).
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
+import sqlite3
+from collections.abc import Iterator
 from pathlib import Path
 from urllib.parse import urlparse
 
@@ -59,6 +66,56 @@ def sqlite_store_problem(uri: str) -> str | None:
     if not os.access(folder, os.W_OK | os.X_OK):
         return f"the folder {folder} is read-only"
     return None
+
+
+LOCK_SECONDS = 300.0
+"""How long a command waits for another to finish creating a store (MLflow's migrations of a new
+sqlite store take seconds; this only bounds a lock whose holder hangs)."""
+
+
+@contextlib.contextmanager
+def first_opening(uri: str, timeout: float = LOCK_SECONDS) -> Iterator[None]:
+    """Hold a file lock beside a sqlite store (`mlflow.db.lock`) while this process first opens it,
+    so that one process at a time creates or migrates its tables. Other stores, or a lock that
+    cannot be had (the folder's own problem is reported elsewhere), go on without it."""
+    from filelock import FileLock, Timeout
+
+    target = sqlite_path(uri)
+    if target is None:
+        yield
+        return
+    lock = FileLock(f"{target}.lock", timeout=timeout)
+    try:
+        lock.acquire()
+    except (OSError, Timeout):
+        yield
+        return
+    try:
+        yield
+    finally:
+        lock.release()
+
+
+def broken_store_problem(uri: str) -> str | None:
+    """What is broken in a sqlite store, with how to mend it, or None: tables `_alembic_tmp_*` are
+    what a migration cut short leaves behind (two processes migrating at once, a kill), and every
+    later MLflow call on the store fails on them. Read before MLflow opens the store, under
+    `first_opening` (a migration running now holds them for a moment)."""
+    target = sqlite_path(uri)
+    if target is None or not target.is_file():
+        return None
+    try:
+        with contextlib.closing(sqlite3.connect(f"file:{target}?mode=ro", uri=True, timeout=10)) as db:
+            left = [row[0] for row in db.execute(
+                "SELECT name FROM sqlite_master WHERE type = 'table' AND name LIKE '\\_alembic\\_tmp\\_%' ESCAPE '\\' "
+                "ORDER BY name")]
+    except sqlite3.Error:
+        return None  # not a database MLflow can read either: its own error says so
+    if not left:
+        return None
+    drops = "; ".join(f"DROP TABLE {name}" for name in left)
+    return (f"a migration of its tables was cut short and left {', '.join(left)}; mend it with "
+            f"sqlite3 {target} '{drops}' then mlflow db upgrade sqlite:///{target}")
 
 
 def server_problem(uri: str, timeout: float = PROBE_SECONDS) -> str | None:

@@ -83,6 +83,13 @@ def test_unreachable_api_base(capsys):
     assert code == 2 and f"--api-base {url} is unreachable" in err and "Traceback" not in err
 
 
+def test_an_unreachable_url_from_the_environment_is_named_as_the_variable(capsys, monkeypatch):
+    url = f"http://127.0.0.1:{free_port()}/v1"
+    monkeypatch.setenv("DELTASEEK_API_BASE", url)
+    code, _, err = run_cli(capsys, "ask", "Who is it?", "--lm", "openai/local")
+    assert code == 2 and f"$DELTASEEK_API_BASE {url} is unreachable" in err and "--api-base" not in err
+
+
 def test_debug_shows_the_traceback():
     """A real process: without --debug one line; with it, Python's traceback of the very error."""
     deltaseek = Path(sys.executable).parent / "deltaseek"

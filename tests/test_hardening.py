@@ -52,8 +52,7 @@ def test_resume_runs_only_the_examples_the_file_does_not_hold(capsys, scripted_c
     code, stdout, err = run_cli(capsys, "evaluate", "--dataset", dataset, "--split", "all", "--resume", "--out", out,
                                 "--tracking-uri", offline_tracking)
     assert code == 0, err
-    lines = out.read_text().splitlines()
-    rows = [json.loads(line) for line in lines[:1] + lines[2:]]
+    rows = [json.loads(line) for line in out.read_text().splitlines()]  # the fragment dropped: every line a row
     assert [r["id"] for r in rows] == ["t-rails", "t-llama", "d-ohio", "d-xyzzy"]
     asked = [text for kind, text in scripted_cli[1].prompts if kind == "synthesize"]
     assert len(asked) == 3 and not any("Ruby on Rails" in text.rsplit("[[ ## question ## ]]", 1)[1] for text in asked)
@@ -218,7 +217,9 @@ def test_a_read_only_sqlite_store_costs_one_warning_and_no_wait(tmp_path, make_r
                                                 if line.startswith("deltaseek: warning:")]
     [warning] = done.stderr.strip().splitlines()
     assert "cannot be written" in warning and "read-only" in warning
-    assert seconds < 30  # MLflow alone retries for about 100 s
+    # The behaviour is not waiting: the process takes a few seconds (Python and MLflow's import), and
+    # MLflow alone retries a store it cannot write for about 100 s. 30 s is far from both.
+    assert seconds < 30
 
 
 # --- 11, 4, 5. corpus validation at index time ------------------------------------------------

@@ -142,7 +142,9 @@ def test_a_rate_limited_synthesis_is_named_and_no_model_answer_is_blamed(capsys,
     record = json.loads(out)
     assert "Matsumoto" in record["answer"] and record["answer_origin"] == "extracted"
     assert "The model was rate-limited (429) on the synthesis; no answer came from the model." in record["caveats"]
-    assert not any("did not fit" in c for c in record["caveats"])  # there was no model answer to judge
+    # There was no model answer to judge: none is proposed, and no caveat says one was set aside.
+    assert not record["proposed_answer"] and record["replaced_because"] == "the model gave no answer"
+    assert not any(c.startswith("The model's answer was set aside") for c in record["caveats"])
     [fault] = [f for f in record["lm_faults"] if f["call"] == "synthesis"]
     assert fault["status"] == 429 and fault["error"] == "LMRateLimitError" and "\n" not in fault["message"]
     assert rate_limited > 1  # retried (Retry-After honoured) before the call was dropped

@@ -126,8 +126,12 @@ def test_a_second_signal_stops_waiting_for_the_running_examples(tmp_path):
     with FakeOpenAIServer(STUCK_REPLY, delay=1.5) as server:
         process = evaluate_until_first_row(tmp_path, server)
         process.send_signal(signal.SIGINT)
-        time.sleep(0.5)
-        assert process.poll() is None  # waiting for the running examples
+        # Waiting for the running examples: one of them makes its next LM call after the first signal.
+        asked = len(server.requests)
+        deadline = time.monotonic() + 60
+        while len(server.requests) == asked and process.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert len(server.requests) > asked and process.poll() is None
         process.send_signal(signal.SIGINT)
         signalled = time.monotonic()
         _, err = process.communicate(timeout=60)

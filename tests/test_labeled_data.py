@@ -25,7 +25,9 @@ SEED_SET = ROOT / "datasets" / "seed_set.jsonl"
 SEED_CORPUS = ROOT / "datasets" / "corpus" / "seed_corpus.jsonl"
 MUSIQUE_SET = ROOT / "datasets" / "musique.jsonl"
 MUSIQUE_CORPUS = ROOT / "datasets" / "corpus" / "musique_corpus.jsonl"
-MUSIQUE_SOURCE = Path(__file__).resolve().parents[2] / "shared" / "data" / "musique_100"
+CONVERTER_SOURCES = Path(__file__).resolve().parent / "data"
+"""Hand-made files in the shape of each converter's source (MuSiQue, SQuAD 2.0, HotpotQA)."""
+SQUAD2_SET = ROOT / "datasets" / "squad2.jsonl"
 
 ROWS = [
     {"id": "q1", "question": "Who is the lieutenant governor of Ohio?", "answer": "Jim Tressel",
@@ -381,21 +383,26 @@ def test_musique_set_loads_100_rows():
     assert all(split(labeled.examples)[name] for name in SPLITS)
 
 
-@pytest.mark.skipif(not MUSIQUE_SOURCE.is_dir(), reason="the MuSiQue source files are not on this machine")
-def test_musique_converter_reproduces_the_bundled_files(tmp_path):
-    labeled_path, corpus_path = convert(MUSIQUE_SOURCE, tmp_path)
-    assert labeled_path.read_bytes() == MUSIQUE_SET.read_bytes()
-    assert corpus_path.read_bytes() == MUSIQUE_CORPUS.read_bytes()
-    source = json.loads((MUSIQUE_SOURCE / "musique_train.json").read_text())
-    first = load_labeled(labeled_path).examples[0]
-    assert (first.id, first.answer, first.aliases) == \
-        (source[0]["id"], source[0]["answer"], source[0]["answer_aliases"])
-    assert Counter(line.count('"id": "musique-') for line in corpus_path.open()) == {1: 1890}
+def read_rows(path: Path) -> list[dict]:
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
 
 
-SQUAD2_SOURCE = MUSIQUE_SOURCE.parent / "squad2_train10"
-SQUAD2_SET = Path(__file__).resolve().parents[1] / "datasets" / "squad2.jsonl"
-HOTPOTQA_SOURCE = MUSIQUE_SOURCE.parent / "hotpotqa_train500"
+def test_musique_converter_writes_labeled_rows_and_the_corpus(tmp_path):
+    """On hand-made files in MuSiQue's shape (tests/data/musique): an unanswerable question is
+    `unlikely` with no answer; paragraphs are numbered in file order."""
+    labeled_path, corpus_path = convert(CONVERTER_SOURCES / "musique", tmp_path)
+    assert read_rows(labeled_path) == [
+        {"id": "2hop__1_2", "question": "Who founded the mill on the river that runs through Orla?",
+         "answer": "Ada Lind", "aliases": ["A. Lind"], "answerability": "direct", "corpus": "musique", "split": assign_split("2hop__1_2")},
+        {"id": "2hop__3_4", "question": "When did the Vey bridge at Orla open?", "answer": "", "aliases": [],
+         "answerability": "unlikely", "corpus": "musique", "split": assign_split("2hop__3_4")}]
+    assert read_rows(corpus_path) == [
+        {"id": "musique-0", "title": "Orla", "text": "Orla is a town on the river Vey."},
+        {"id": "musique-1", "title": "Vey mill", "text": "The mill on the Vey was founded by Ada Lind in 1850."}]
+    assert len(load_labeled(labeled_path).examples) == 2  # what it writes loads cleanly
+    again = tmp_path / "again"
+    convert(CONVERTER_SOURCES / "musique", again)
+    assert (again / "musique.jsonl").read_bytes() == labeled_path.read_bytes()  # byte for byte, every time
 
 
 def test_squad2_set_is_a_third_unanswerable_with_a_scored_part_of_over_100():
@@ -409,39 +416,52 @@ def test_squad2_set_is_a_third_unanswerable_with_a_scored_part_of_over_100():
     assert not any(ex.answer for ex in examples if ex.answerability == "unlikely")
 
 
-@pytest.mark.skipif(not SQUAD2_SOURCE.is_dir(), reason="the SQuAD 2.0 source file is not on this machine")
-def test_squad2_converter_reproduces_the_bundled_files(tmp_path):
+def test_squad2_converter_splits_by_article_and_keeps_only_distinct_answers(tmp_path):
+    """On a hand-made file in SQuAD 2.0's shape (tests/data/squad2): a scored article's questions
+    are `test`, the others train or dev; the first answer is the gold and the other distinct ones
+    its aliases; an impossible question is `unlikely` (its plausible answers never gold); a blank
+    question is left out; the passage keeps its article's title with spaces."""
+    from deltaseek.optimize.convert_squad2 import SCORED_ARTICLES, article_split
     from deltaseek.optimize.convert_squad2 import convert as convert_squad2
 
-    labeled_path, articles_path, corpus_path = convert_squad2(SQUAD2_SOURCE, tmp_path)
-    assert labeled_path.read_bytes() == SQUAD2_SET.read_bytes()
-    assert articles_path.read_bytes() == (SQUAD2_SET.parent / "squad2_articles.jsonl").read_bytes()
-    assert corpus_path.read_bytes() == (SQUAD2_SET.parent / "corpus" / "squad2_corpus.jsonl").read_bytes()
-    assert sum(1 for _ in corpus_path.open()) == 694
+    labeled_path, articles_path, corpus_path = convert_squad2(CONVERTER_SOURCES / "squad2", tmp_path)
+    by_article = {row["id"]: row for row in read_rows(articles_path)}
+    assert list(by_article) == ["s1", "s2", "s4"]
+    assert "IPod" in SCORED_ARTICLES and by_article["s4"]["split"] == "test"
+    assert by_article["s1"]["split"] == article_split("Orla_mill", "s1") != "test"
+    assert (by_article["s1"]["question"], by_article["s1"]["answer"], by_article["s1"]["aliases"]) == \
+        ("Who built the Orla mill?", "Ada Lind", ["Lind"])
+    assert (by_article["s2"]["answer"], by_article["s2"]["answerability"]) == ("", "unlikely")
+    assert read_rows(corpus_path) == [
+        {"id": "squad2-0-0", "title": "Orla mill",
+         "text": "The Orla mill was built in 1850 by Ada Lind. It ground oats until 1932."},
+        {"id": "squad2-1-0", "title": "IPod", "text": "The pocket player sold well in its first winter."}]
+    assert {row["id"] for row in read_rows(labeled_path)} <= set(by_article)  # the sample is of these questions
 
 
-@pytest.mark.skipif(not SQUAD2_SOURCE.is_dir(), reason="the SQuAD 2.0 source file is not on this machine")
-def test_squad2_articles_are_split_by_article_with_three_only_scored():
-    from deltaseek.optimize.convert_squad2 import SCORED_ARTICLES
-
-    examples = load_labeled(SQUAD2_SET.parent / "squad2_articles.jsonl").examples
-    parts = split(examples)
-    scored = {ex.id for ex in parts["test"]}
-    source = json.loads((SQUAD2_SOURCE / "train-v2.0-first10.json").read_text(encoding="utf-8"))["data"]
-    by_article = {qa["id"]: article["title"] for article in source for p in article["paragraphs"] for qa in p["qas"]}
-    assert len(SCORED_ARTICLES) >= 3 and len(scored) >= 1000
-    assert all((by_article[i] in SCORED_ARTICLES) == (i in scored) for i in by_article)  # whole articles only
-    assert sum(ex.answerability == "unlikely" for ex in parts["test"]) >= 150
+def test_squad2_articles_set_holds_a_scored_part_with_unanswerable_questions():
+    """The bundled squad2_articles.jsonl: over 1,000 questions only scored, 150 of them unanswerable."""
+    parts = split(load_labeled(SQUAD2_SET.parent / "squad2_articles.jsonl").examples)
+    assert len(parts["test"]) >= 1000 and sum(ex.answerability == "unlikely" for ex in parts["test"]) >= 150
     assert parts["train"] and parts["dev"] and any(ex.answerability == "unlikely" for ex in parts["dev"])
 
 
-@pytest.mark.skipif(not HOTPOTQA_SOURCE.is_dir(), reason="the HotpotQA source file is not on this machine")
-def test_hotpotqa_converter_reproduces_the_bundled_files_and_scores_at_least_150(tmp_path):
+def test_hotpotqa_converter_writes_each_question_and_each_distinct_sentence_once(tmp_path):
+    """On hand-made lines in the sample's shape (tests/data/hotpotqa): whitespace is folded, ids
+    are hashes of the text, and a sentence two questions share is one passage."""
     from deltaseek.optimize.convert_hotpotqa import convert as convert_hotpotqa
+    from deltaseek.optimize.convert_hotpotqa import question_split, sentence_id
 
-    labeled_path, corpus_path = convert_hotpotqa(HOTPOTQA_SOURCE, tmp_path)
-    bundled = SQUAD2_SET.parent / "hotpotqa.jsonl"
-    assert labeled_path.read_bytes() == bundled.read_bytes()
-    assert corpus_path.read_bytes() == (SQUAD2_SET.parent / "corpus" / "hotpotqa_corpus.jsonl").read_bytes()
-    parts = split(load_labeled(bundled).examples)
+    labeled_path, corpus_path = convert_hotpotqa(CONVERTER_SOURCES / "hotpotqa", tmp_path)
+    rows = read_rows(labeled_path)
+    assert [(r["question"], r["answer"], r["answerability"]) for r in rows] == [
+        ("Which river runs past the town where Ada Lind built a mill?", "Vey", "direct"),
+        ("Is Orla older than its mill?", "yes", "direct")]
+    assert all(r["split"] == question_split(r["question"]) and r["id"].startswith("hotpotqa-") for r in rows)
+    texts = ["Ada Lind built a mill in Orla.", "Orla is a town on the river Vey.", "Orla was first named in 1204."]
+    assert read_rows(corpus_path) == [{"id": sentence_id(t), "title": "", "text": t} for t in texts]
+
+
+def test_hotpotqa_set_scores_at_least_150_questions():
+    parts = split(load_labeled(SQUAD2_SET.parent / "hotpotqa.jsonl").examples)
     assert len(parts["test"]) >= 150 and parts["train"] and parts["dev"]

@@ -204,3 +204,39 @@ def test_nothing_imports_a_room_by_its_folder_name():
                      else [node.module or ""] if isinstance(node, ast.ImportFrom) and not node.level else [])
             offenders += [f"{path.name}: {n}" for n in names if n.split(".")[0] in rooms]
     assert not offenders, offenders
+
+
+def third_party_imports(modules: dict[str, Path]) -> dict[str, str]:
+    """Each top-level name the package imports that is neither the standard library nor deltaseek,
+    with a module that imports it (imports inside functions included)."""
+    found = {}
+    for name, path in sorted(modules.items()):
+        for node in ast.walk(ast.parse(path.read_text(), str(path))):
+            if isinstance(node, ast.Import):
+                tops = [alias.name.split(".")[0] for alias in node.names]
+            elif isinstance(node, ast.ImportFrom) and not node.level and node.module:
+                tops = [node.module.split(".")[0]]
+            else:
+                continue
+            for top in tops:
+                if top not in sys.stdlib_module_names and top != "deltaseek":
+                    found.setdefault(top, name)
+    return found
+
+
+def test_every_third_party_import_of_the_package_is_a_declared_dependency():
+    """An undeclared import works here because something else installed it, and breaks a user's
+    install when that something drops it."""
+    from importlib.metadata import packages_distributions
+
+    from packaging.requirements import Requirement
+    from packaging.utils import canonicalize_name
+
+    declared = {canonicalize_name(Requirement(line).name)
+                for line in tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["dependencies"]}
+    distributions = packages_distributions()
+    imported = third_party_imports(package_modules())
+    assert {"dspy", "mlflow", "numpy"} <= set(imported)  # the walk sees the package's imports
+    undeclared = {top: where for top, where in imported.items()
+                  if not {canonicalize_name(d) for d in distributions.get(top, [top])} & declared}
+    assert undeclared == {}, f"imported by the package but not declared in pyproject's dependencies: {undeclared}"

@@ -20,7 +20,7 @@ from deltaseek.programs.agent.learned_reader.candidates import Candidate, phrase
 from deltaseek.programs.agent.learned_reader.features import (FEATURES, clause_subject, question_view, rarity,
                                                               sentence_view, word_class, wh_key)
 from deltaseek.bundled import shipped_reader_path
-from deltaseek.programs.agent.learned_reader.model import FORMAT_VERSION, Linear, ReaderModel
+from deltaseek.programs.agent.learned_reader.model import ANSWERABILITY_FEATURES, FORMAT_VERSION, Linear, ReaderModel
 from deltaseek.programs.agent.learned_reader.read import looks_like_a_person
 from deltaseek.programs.agent.learned_reader.train import (Outcome, Question, choose_threshold, fit_reader, prepare,
                                                            scores_at)
@@ -161,8 +161,10 @@ def test_a_reader_that_reads_on_answers_a_question_whose_subject_no_passage_name
 
 
 def test_a_reader_is_json_numbers_and_other_versions_are_refused_by_name(tmp_path):
-    reader = ReaderModel(format_version=FORMAT_VERSION, ranker=Linear(features=["closeness"], coef=[1.5], intercept=0),
-                         answerability=Linear(features=["top_score"], coef=[0.5], intercept=-1.0), threshold=0.3)
+    ranker = Linear(features=[*FEATURES, "lex:who|last=<Name>"], coef=[0.0] * len(FEATURES) + [1.5], intercept=0)
+    answerability = Linear(features=list(ANSWERABILITY_FEATURES), coef=[0.5] * len(ANSWERABILITY_FEATURES),
+                           intercept=-1.0)
+    reader = ReaderModel(format_version=FORMAT_VERSION, ranker=ranker, answerability=answerability, threshold=0.3)
     path = reader.save(tmp_path / "reader.json")
     assert path.stat().st_mode & 0o044  # readable by others: it is data
     assert load_reader(path) == reader

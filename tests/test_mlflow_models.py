@@ -7,6 +7,7 @@ process get their own DSPy and deltaseek caches there too.
 """
 
 import json
+import logging
 import os
 import pickle
 import re
@@ -21,7 +22,7 @@ import httpx
 import pytest
 
 from deltaseek import DeltaSeek, LMConfigError, ProgramFileError, log_program
-from deltaseek.programs.agent.logged_model import model_requirements, record_signature
+from deltaseek.programs.agent.logged_model import PICKLED, model_requirements, record_signature
 from deltaseek.programs.lm import adapter_for, embedded_engine, make_lm
 from deltaseek.programs.lm.llamacpp import shared_engine
 from deltaseek.programs.tools import LocalCorpusSearch
@@ -237,16 +238,35 @@ def test_the_signature_names_every_field_of_the_ask_record(bundled_index, use_lm
 # --- optimize logs and registers; from_compiled and ask take the prompts back --------------
 
 
+class Lines(logging.Handler):
+    def __init__(self):
+        super().__init__()
+        self.messages = []
+
+    def emit(self, record):
+        self.messages.append(record.getMessage())
+
+
 def test_optimize_logs_and_registers_the_compiled_program(capsys, scripted_cli, dataset, tmp_path, tracking_uri):
     import mlflow
 
     store = sqlite_store(tmp_path)
     out = tmp_path / "program.json"
-    code, stdout, err = run_cli(capsys, "optimize", "--dataset", dataset, "--optimizer", "labeled", "--budget", "1",
-                                "--out", out, "--tracking-uri", store, "--register", "compiled-test", "--no-traces")
+    dspy_lines = Lines()
+    logging.getLogger("dspy").addHandler(dspy_lines)  # DSPy's own handler writes to the stderr it saw at import
+    try:
+        code, stdout, err = run_cli(capsys, "optimize", "--dataset", dataset, "--optimizer", "labeled", "--budget",
+                                    "1", "--out", out, "--tracking-uri", store, "--register", "compiled-test",
+                                    "--no-traces")
+    finally:
+        logging.getLogger("dspy").removeHandler(dspy_lines)
     assert code == 0, err
     assert "warning" not in err, err
     assert "MLflow model: models:/compiled-test/1" in stdout
+    # What is pickled, and why, in one line; not DSPy's warning about loading untrusted files.
+    assert [line for line in err.splitlines() if "pkl" in line] == [
+        f"deltaseek: note: {PICKLED}; the compiled program itself is JSON: {out}"]
+    assert not any("untrusted .pkl" in line or "cloudpickle" in line for line in dspy_lines.messages)
 
     client = mlflow.MlflowClient(tracking_uri=store, registry_uri=store)
     version = client.get_model_version("compiled-test", "1")
@@ -296,6 +316,8 @@ def test_a_model_that_cannot_be_loaded_is_one_line(capsys, scripted_cli, tmp_pat
     assert code == 2 and stdout == ""
     assert len(err.strip().splitlines()) == 1 and err.startswith("deltaseek: error: models:/missing/1: ")
     assert re.search(problem, err), err
+    # The behaviour is failing quickly: a few seconds here, where MLflow's own HTTP retries on a dead
+    # server take minutes (7 retries, backoff factor 2). 30 s is far from both.
     assert time.perf_counter() - started < 30
     with pytest.raises(ProgramFileError, match=problem):
         DeltaSeek.from_compiled("models:/missing/1")

@@ -13,8 +13,11 @@ JSON record of `deltaseek ask --json` (`run_question`). That record is what
                            registered_model_name="deltaseek")
     mlflow.pyfunc.load_model("models:/deltaseek/1").predict({"question": "..."})["answer"]
 
-Both of the flavor's formats store the program and `dspy.settings` with cloudpickle: load
+Both of the flavor's formats store the program and `dspy.settings` with cloudpickle (with
+`use_dspy_model_save`, `program.pkl` and `dspy_config.pkl`: the flavor has no JSON form): load
 models only from a store you trust (a compiled program's JSON state file is never a pickle).
+`PICKLED` says so in one line where a model is logged; DSPy's warnings about "untrusted .pkl
+files", written while this process pickles its own program, are left out.
 The embedded LM is pickled as its configuration (`LlamaCppEngine.__reduce__`); its model is
 loaded again, once per process, on first use.
 
@@ -38,6 +41,11 @@ from deltaseek.programs.mlflow_store import LOCAL_TRACKING_URI, fail_quickly, un
 MODEL_NAME = "deltaseek"
 """The name of the model in its run (the registered name is the user's choice)."""
 MODEL_URI_PREFIXES = ("models:/", "runs:/")
+PICKLED = ("the MLflow model holds the program and its LM settings as cloudpickles (program.pkl, dspy_config.pkl: "
+           "MLflow's DSPy flavor saves no other way); load it only from a store you trust")
+"""The one line a command prints where it logs a model: what is pickled, and why."""
+PICKLE_WARNING_LOGGERS = ("dspy.primitives.base_module", "dspy.dsp.utils.settings")
+"""Where DSPy warns, on saving, that loading untrusted .pkl files can run arbitrary code."""
 
 
 class AnswerRecord(dspy.Module):
@@ -107,7 +115,7 @@ def log_program(program: dspy.Module, question: str, name: str = MODEL_NAME,
         raise LMConfigError("no LM is configured: call configure_lm() before logging a program")
     # The saved settings hold a copy of the LM without this process's call history, and no
     # callbacks (MLflow's tracing callback, when autolog is on, belongs to this run only).
-    with dspy.context(lm=lm.copy(), callbacks=[]), quiet_mlflow(), keep_active_model():
+    with dspy.context(lm=lm.copy(), callbacks=[]), quiet_mlflow(), keep_active_model(), no_pickle_warnings():
         return mlflow.dspy.log_model(AnswerRecord(program), name=name, signature=record_signature(),
                                      input_example={"question": question}, pip_requirements=model_requirements(),
                                      registered_model_name=registered_model_name, use_dspy_model_save=True)
@@ -164,6 +172,26 @@ def quiet_mlflow():
             os.environ.pop(variable, None)
         else:
             os.environ[variable] = previous
+
+
+class _PickleWarnings(logging.Filter):
+    def filter(self, record: logging.LogRecord) -> bool:
+        message = record.getMessage()
+        return "untrusted .pkl files" not in message and "serialized using cloudpickle" not in message
+
+
+@contextlib.contextmanager
+def no_pickle_warnings():
+    """DSPy's warnings about pickles, left out while this process pickles its own program (the
+    files are its own, just written; `PICKLED` is the line a user reads instead)."""
+    loggers, dropped = [logging.getLogger(name) for name in PICKLE_WARNING_LOGGERS], _PickleWarnings()
+    for logger in loggers:
+        logger.addFilter(dropped)
+    try:
+        yield
+    finally:
+        for logger in loggers:
+            logger.removeFilter(dropped)
 
 
 @contextlib.contextmanager

@@ -138,6 +138,8 @@ def load_program_file(program: dspy.Module, path: str | os.PathLike) -> None:
     check_state_fits(program, read_program_state(path), path)
     try:
         program.load(path)  # DSPy's own loader
+    except ProgramFileError as exc:  # the embedded reader's own check (`reader_from_dict`) says what is wrong
+        raise ProgramFileError(f"{path}: {exc}") from None
     except Exception as exc:  # DSPy's loader raises KeyError/TypeError/... on a malformed entry
         raise ProgramFileError(f"{path}: cannot load the compiled program ({type(exc).__name__}: {exc})") from None
 

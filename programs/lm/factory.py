@@ -40,13 +40,13 @@ def is_embedded(lm: dspy.BaseLM) -> bool:
     return isinstance(getattr(lm, "engine", None), LlamaCppEngine)
 
 
-def gguf_lm(model: str, api_base: str | None, max_tokens: int, cache: bool) -> dspy.LM:
+def gguf_lm(model: str, api_base: str | None, max_tokens: int, cache: bool, source: str = "--api-base") -> dspy.LM:
     """The LM for a local GGUF file (`--lm path/to/model.gguf`, see `looks_like_gguf_path`), run
     in-process on the embedded model's engine: its own chat template, grammar decoding, prefix
     reuse. The packaged SmolLM2 named by its path is the embedded model itself (one load)."""
     path = gguf_path(model)
     if api_base:
-        raise LMConfigError(f"--api-base needs a litellm model string: {path} runs in-process")
+        raise LMConfigError(f"{source} needs a litellm model string: {path} runs in-process")
     if is_packaged_model(path):
         engine, name = embedded_engine(), EMBEDDED_MODEL
     else:
@@ -62,14 +62,16 @@ def make_lm(model: str | None = None, api_base: str | None = None, max_tokens: i
     `DELTASEEK_LM` and `DELTASEEK_API_BASE` stand in for the arguments.
     """
     model = (model or os.environ.get("DELTASEEK_LM") or "").strip()
+    # The messages name where the URL came from: a user who never typed --api-base has it in the environment.
+    source = "--api-base" if (api_base or "").strip() else "$DELTASEEK_API_BASE"
     api_base = (api_base or os.environ.get("DELTASEEK_API_BASE") or "").strip() or None
     if not model or model in {"embedded", EMBEDDED_MODEL}:
         if api_base:
-            raise LMConfigError("--api-base needs --lm: the embedded model runs in-process")
+            raise LMConfigError(f"{source} needs --lm: the embedded model runs in-process")
         return dspy.LM(EMBEDDED_MODEL, engine=embedded_engine(), temperature=0.0, cache=cache,
                        max_tokens=max(max_tokens, EMBEDDED_MAX_TOKENS))
     if looks_like_gguf_path(model):
-        return gguf_lm(model, api_base, max_tokens, cache)
+        return gguf_lm(model, api_base, max_tokens, cache, source)
 
     provider, slash, name = model.partition("/")
     if not slash or not name:
@@ -77,7 +79,7 @@ def make_lm(model: str | None = None, api_base: str | None = None, max_tokens: i
                              "e.g. openai/gpt-4o-mini, or a path ending in .gguf")
     if api_base and provider in OPENAI_COMPATIBLE:
         if check_reachable:
-            check_api_base(api_base)
+            check_api_base(api_base, source=source)
         return dspy.LM(model, engine=ServedModelEngine(api_base), temperature=0.0, max_tokens=max_tokens, cache=cache)
 
     import litellm
@@ -89,19 +91,20 @@ def make_lm(model: str | None = None, api_base: str | None = None, max_tokens: i
     kwargs: dict[str, Any] = {"temperature": 0.0, "max_tokens": max_tokens, "cache": cache}
     if api_base:
         if check_reachable:
-            check_api_base(api_base)
+            check_api_base(api_base, source=source)
         kwargs["api_base"] = api_base
     return dspy.LM(model, **kwargs)
 
 
-def check_api_base(api_base: str, timeout: float = 5.0) -> None:
-    """Fail at start-up, with the URL in the message, rather than deep inside the first LM call."""
+def check_api_base(api_base: str, timeout: float = 5.0, source: str = "--api-base") -> None:
+    """Fail at start-up, with the URL and where it came from (`source`: the option or the
+    variable) in the message, rather than deep inside the first LM call."""
     import httpx
 
     try:
         httpx.get(api_base.rstrip("/") + "/models", timeout=timeout)
     except httpx.HTTPError as exc:
-        raise LMConfigError(f"--api-base {api_base} is unreachable: {type(exc).__name__}: {exc}") from exc
+        raise LMConfigError(f"{source} {api_base} is unreachable: {type(exc).__name__}: {exc}") from exc
 
 
 def adapter_for(lm: dspy.BaseLM, output_format: OutputFormat = "auto", profile: str | None = None) -> dspy.Adapter:

@@ -174,6 +174,9 @@ def feature_names() -> list[str]:
 
 
 FEATURES = feature_names()
+LEXICAL_PREFIX = "lex:"
+"""What every name `lexical_features` makes starts with: those features are learned from the
+training words, so a reader's ranker holds the ones it kept beside every name of FEATURES."""
 
 
 def candidate_features(question: QuestionView, view: SentenceView, candidate: Candidate, ordinary: set[str],

@@ -14,13 +14,16 @@ from __future__ import annotations
 import functools
 import json
 import math
+from collections import Counter
+from collections.abc import Collection
 from pathlib import Path
 
-from pydantic import BaseModel, Field, ValidationError, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from deltaseek.bundled import shipped_reader_path
 from deltaseek.errors import ProgramFileError
 from deltaseek.files import write_text_atomically
+from deltaseek.programs.agent.learned_reader.features import FEATURES, LEXICAL_PREFIX
 from deltaseek.programs.agent.learned_reader.questions import ANSWER_TYPES
 
 FORMAT_VERSION = 1
@@ -37,14 +40,20 @@ ANSWERABILITY_FEATURES = (*SUMMARY_FEATURES, *(f"best_{n}" for n in BEST_FEATURE
 class Linear(BaseModel):
     """A logistic regression as numbers: one coefficient per named feature and an intercept."""
 
+    model_config = ConfigDict(allow_inf_nan=False)  # one NaN weight makes every score NaN, and no span wins
+
     features: list[str]
     coef: list[float]
     intercept: float
 
     @model_validator(mode="after")
-    def _same_length(self):
+    def _one_weight_per_feature(self):
         if len(self.features) != len(self.coef):
             raise ValueError(f"{len(self.features)} features but {len(self.coef)} coefficients")
+        repeated = [(name, n) for name, n in Counter(self.features).items() if n > 1]
+        if repeated:
+            name, n = repeated[0]
+            raise ValueError(f"feature {name!r} is named {n} times (a weight per name, not two)")
         return self
 
     @functools.cached_property
@@ -63,6 +72,8 @@ class Linear(BaseModel):
 
 class ReaderModel(BaseModel):
     """A trained reader: the ranker, the answerability model and the abstention threshold."""
+
+    model_config = ConfigDict(allow_inf_nan=False)
 
     format_version: int
     ranker: Linear
@@ -89,21 +100,48 @@ class ReaderModel(BaseModel):
         return write_text_atomically(path, self.model_dump_json(indent=1) + "\n", mode=0o644)  # data anyone may read
 
 
+def feature_mismatch(model: Linear, computed: Collection[str], lexical: bool = False) -> str | None:
+    """What is wrong with `model`'s feature names against the features the code `computed` (with
+    `lexical`, names of `features.lexical_features`, learned from the training words, are allowed
+    too), or None. A name the code does not compute would weigh nothing, and a computed feature
+    the file lacks would weigh nothing either: a file cut short or edited reads silently wrong."""
+    names = set(model.features)
+    unknown = [n for n in model.features if n not in computed and not (lexical and n.startswith(LEXICAL_PREFIX))]
+    if unknown:
+        return f"feature {unknown[0]!r} is not one this deltaseek computes" + more(unknown)
+    missing = [n for n in computed if n not in names]
+    if missing:
+        return f"feature {missing[0]!r} is missing" + more(missing)
+    return None
+
+
+def more(names: list[str]) -> str:
+    return f" (and {len(names) - 1} more)" if len(names) > 1 else ""
+
+
 def reader_from_dict(data: dict, source: str) -> ReaderModel:
     """A reader from its JSON object; ProgramFileError names `source` when it is of another format
-    version or does not fit."""
+    version, does not fit, or names other features than the code computes."""
     if not isinstance(data, dict):
         raise ProgramFileError(f"{source}: a reader is a JSON object, not {type(data).__name__}")
     version = data.get("format_version")
+    if type(version) is not int:  # "1" is not 1; and True would compare equal to it
+        raise ProgramFileError(f"{source}: reader field 'format_version' must be a whole number such as "
+                               f"{FORMAT_VERSION}, not {json.dumps(version)}")
     if version != FORMAT_VERSION:
         raise ProgramFileError(f"{source}: reader format version {version!r}, this deltaseek reads version "
                                f"{FORMAT_VERSION}; retrain it with python -m deltaseek.optimize.train_reader")
     try:
-        return ReaderModel.model_validate(data)
+        reader = ReaderModel.model_validate(data)
     except ValidationError as exc:
         first = exc.errors()[0]
         where = ".".join(str(p) for p in first["loc"])
         raise ProgramFileError(f"{source}: reader field {where!r}: {first['msg']}") from None
+    for name, computed, lexical in (("ranker", FEATURES, True), ("answerability", ANSWERABILITY_FEATURES, False)):
+        if problem := feature_mismatch(getattr(reader, name), computed, lexical):
+            raise ProgramFileError(f"{source}: reader field '{name}': {problem}; retrain it with "
+                                   "python -m deltaseek.optimize.train_reader")
+    return reader
 
 
 def load_reader(path: str | Path) -> ReaderModel:

@@ -19,7 +19,7 @@ from sklearn.linear_model import LogisticRegression
 
 from deltaseek.metrics.answers import exact_match_score, f1_score
 from deltaseek.programs.agent.learned_reader.candidates import sentence_candidates
-from deltaseek.programs.agent.learned_reader.features import FEATURES
+from deltaseek.programs.agent.learned_reader.features import FEATURES, LEXICAL_PREFIX
 from deltaseek.programs.agent.learned_reader.model import (ANSWERABILITY_FEATURES, FORMAT_VERSION, Linear, ReaderModel)
 from deltaseek.programs.agent.learned_reader.questions import expected_answer_types, question_parts, sentences
 from deltaseek.programs.agent.learned_reader.read import Scored, candidate_rows, score_rows, summary_features
@@ -94,13 +94,13 @@ LEXICAL_MIN_COUNT = 5
 """A lexical feature (`features.lexical_features`) is learned only when this many training
 questions' candidates carry it: rarer ones would be noise."""
 MIN_WEIGHT = 0.01
-"""Weights smaller than this are left out of the saved reader (they change no choice)."""
+"""Weights smaller than this are written as 0, and left out for lexical features (they change no choice)."""
 
 
 def lexical_vocabulary(questions: list[Question]) -> list[str]:
     counts: dict[str, int] = {}
     for q in questions:
-        for name in {n for r in q.rows for n in r.features if n.startswith("lex:")}:
+        for name in {n for r in q.rows for n in r.features if n.startswith(LEXICAL_PREFIX)}:
             counts[name] = counts.get(name, 0) + 1
     return sorted(n for n, c in counts.items() if c >= LEXICAL_MIN_COUNT)
 
@@ -129,8 +129,11 @@ def fit_ranker(questions: list[Question], seed: int = 0, c: float = 0.5) -> Line
     vectorizer.fit([{n: 1.0 for n in names}])
     model = LogisticRegression(C=c, max_iter=3000, fit_intercept=False)
     model.fit(vectorizer.transform(diffs), np.array(labels))
-    kept = [(n, round(float(w), 6)) for n, w in zip(vectorizer.get_feature_names_out(), model.coef_[0])
-            if abs(w) >= MIN_WEIGHT]
+    # Every feature the code computes is written, a small weight as 0, so that a file missing one is
+    # one cut short or edited (`model.feature_mismatch`); a lexical feature is written only when it weighs.
+    kept = [(n, round(float(w), 6) if abs(w) >= MIN_WEIGHT else 0.0)
+            for n, w in zip(vectorizer.get_feature_names_out(), model.coef_[0])
+            if abs(w) >= MIN_WEIGHT or not n.startswith(LEXICAL_PREFIX)]
     return Linear(features=[n for n, _ in kept], coef=[w for _, w in kept], intercept=0.0)
 
 
