@@ -130,3 +130,16 @@ def test_a_compiled_program_carries_its_threshold_and_refuses_a_bad_one(tools, t
     path.write_text(json.dumps(state))
     with pytest.raises(ProgramFileError, match="reader_min_confidence"):
         DeltaSeek.from_compiled(path, tools=tools)
+
+
+def test_a_program_saved_to_read_with_the_rule_reader_is_refused_in_one_line(tools, tmp_path):
+    path = save_program(DeltaSeek(tools=tools), tmp_path / "rules.json")
+    state = json.loads(path.read_text())
+    state["settings"]["reader"] = "rules"  # what a program saved before deltaseek had one reader may say
+    path.write_text(json.dumps(state))
+    with pytest.raises(ProgramFileError, match="rule reader") as refused:
+        DeltaSeek.from_compiled(path, tools=tools)
+    assert "\n" not in str(refused.value)
+    state["settings"]["reader"] = "learned"  # the only other value it had: how every program reads now
+    path.write_text(json.dumps(state))
+    assert "reader" not in DeltaSeek.from_compiled(path, tools=tools).saved_settings
