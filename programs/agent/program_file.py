@@ -5,8 +5,8 @@ A compiled program is the state of DeltaSeek's five predictors (instructions and
 "settings" (the small profile's answer-check thresholds; the budgets and thresholds `deltaseek
 optimize --tune-settings` chose) and its learned reader under "reader" when it has its own; never a
 pickle. Older files hold the threshold alone under "calibration", and load as they did; a file
-whose settings name the rule reader (`"reader": "rules"`) is refused. The tools and other settings are not part of
-it: they come from whoever loads it. An MLflow model URI (`models:/NAME/VERSION`,
+whose settings name the rule reader (`"reader": "rules"`) is refused. The tools and other
+settings are not part of it: they come from whoever loads it. An MLflow model URI (`models:/NAME/VERSION`,
 `runs:/...`) stands for a file: the state of the program logged there (see `logged_model.py`)
 is checked and loaded the same way.
 
