@@ -24,7 +24,6 @@ _PUBLIC = {
     "deltaseek.metrics": ("answerability_accuracy", "combined_metric", "exact_match", "gepa_feedback_metric",
                           "token_f1"),
     "deltaseek.optimize.agent_options": ("AgentOptions", "build_program"),
-    "deltaseek.optimize.calibrate": ("calibrate_reader",),
     "deltaseek.optimize.bench_runs": ("bench_programs",),
     "deltaseek.optimize.compile": ("OPTIMIZERS", "compile_program"),
     "deltaseek.optimize.evaluate": ("evaluate_program",),
@@ -64,7 +63,6 @@ if TYPE_CHECKING:  # what type checkers and IDEs read; at run time the names com
     from deltaseek.metrics import (answerability_accuracy, combined_metric, exact_match, gepa_feedback_metric,
                                    token_f1)
     from deltaseek.optimize.agent_options import AgentOptions, build_program
-    from deltaseek.optimize.calibrate import calibrate_reader
     from deltaseek.optimize.bench_runs import bench_programs
     from deltaseek.optimize.compile import OPTIMIZERS, compile_program
     from deltaseek.optimize.evaluate import evaluate_program

@@ -1,6 +1,6 @@
-"""The `deltaseek` command: ask, index, evaluate, optimize, bench, calibrate. It parses the
+"""The `deltaseek` command: ask, index, evaluate, optimize, bench. It parses the
 command line and calls what a Python user calls too (`deltaseek.optimize_program`,
-`evaluate_dataset`, `compare_programs`, `bench_programs`, `calibrate_reader`); it is the only
+`evaluate_dataset`, `compare_programs`, `bench_programs`); it is the only
 module that imports `optimize`, and the library below it never depends on the command line.
 
 The parser is built from `optimize/command_options.py` alone, and each command imports what it
@@ -124,20 +124,6 @@ def register_optimize_commands(subparsers) -> None:
                        help="print the speed figures instead: the model, the index, and speed beside quality on the "
                             "scored part of each labeled set (--sets)")
     add_speed_options(bench)
-
-    calibrate = subparsers.add_parser("calibrate", help="calibrate the reader's abstention threshold on labeled "
-                                                         "questions with unanswerable ones")
-    calibrate.add_argument("--dataset", required=True, help="labeled questions, some of them `unlikely`")
-    calibrate.add_argument("--split", choices=SPLIT_CHOICES, default="train",
-                           help="which part to calibrate on: the part read while writing rules (default: train)")
-    calibrate.add_argument("--limit", type=int, help="only the first N examples of the split")
-    calibrate.add_argument("--scenario", choices=("echo", "model"), default="echo",
-                           help="echo (default): the program's own moves with the small profile, in seconds and "
-                                "without a model; model: the LM given by --lm")
-    calibrate.add_argument("--max-false-abstention", type=float, default=0.25,
-                           help="the share of answerable questions the reader may abstain on (default: 0.25)")
-    add_agent_options(calibrate)
-    add_tracking_options(calibrate)
 
 
 def options(cls, args: argparse.Namespace):
@@ -274,17 +260,8 @@ def speed_ignores(args) -> str:
     return ", ".join(name for name, value in given if value)
 
 
-def cmd_calibrate(args) -> int:
-    """The reader's abstention threshold for this labeled set: a table of thresholds and the one chosen."""
-    from deltaseek.optimize.calibrate import calibrate_reader
-
-    calibrate_reader(args.dataset, split=args.split, limit=args.limit, scenario=args.scenario,
-                     max_false_abstention=args.max_false_abstention, **run_options(args))
-    return 0
-
-
 COMMANDS = {"ask": cmd_ask, "index": cmd_index, "evaluate": cmd_evaluate, "optimize": cmd_optimize,
-            "bench": cmd_bench, "calibrate": cmd_calibrate}
+            "bench": cmd_bench}
 
 
 def stopped_line(exc: KeyboardInterrupt) -> str:

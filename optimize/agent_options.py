@@ -10,10 +10,10 @@ import dspy
 from pydantic import ValidationError
 
 from deltaseek.errors import UsageError
-from deltaseek.optimize.command_options import RULE_READER
 from deltaseek.programs.agent import AgentSettings, DeltaSeek
 from deltaseek.programs.agent.learned_reader import load_reader
 from deltaseek.programs.agent.program_file import UNCOMPILED, default_program_path, load_state_into
+from deltaseek.programs.agent.saved_state import RULE_READER
 from deltaseek.programs.index import CorpusIndex
 from deltaseek.programs.lm import configure_lm
 from deltaseek.programs.tools import build_tools
@@ -37,7 +37,7 @@ class AgentOptions:
     program: str | None = None
     """A compiled program (a JSON state file or a models:/ URI), or "uncompiled"; None: the default."""
     reader: str | None = None
-    """A learned reader's JSON weights, or "rules" for the rule reader; None: the program's own."""
+    """A learned reader's JSON weights; None: the program's own, else the shipped ones."""
     soft_budget: int | None = None
     hard_budget: int | None = None
     max_searches: int | None = None
@@ -55,8 +55,8 @@ def configure_agent_lm(options: AgentOptions, **kwargs) -> dspy.BaseLM:
 def setting_overrides(options: AgentOptions) -> dict:
     """The settings the options name, which win over those saved with a program."""
     return {k: v for k, v in {"soft_budget": options.soft_budget, "hard_budget": options.hard_budget,
-                              "max_searches": options.max_searches, "profile": options.profile,
-                              "reader": "rules" if options.reader == RULE_READER else None}.items() if v is not None}
+                              "max_searches": options.max_searches, "profile": options.profile}.items()
+            if v is not None}
 
 
 def build_tools_for(options: AgentOptions) -> list:
@@ -75,7 +75,10 @@ def build_program(options: AgentOptions, source: str | None = None, tools: list 
         raise UsageError(f"bad budget option: {exc.errors()[0]['loc'][0]} {exc.errors()[0]['msg']}") from None
     if tools is None:
         tools = build_tools_for(options)
-    own_reader = load_reader(options.reader) if options.reader not in (None, RULE_READER) else None
+    if options.reader == RULE_READER:
+        raise UsageError("--reader rules: deltaseek no longer has the rule reader; give a learned reader's JSON "
+                         "weights, or leave --reader out for the program's own")
+    own_reader = load_reader(options.reader) if options.reader is not None else None
     program = program_type(tools=tools, settings=settings, reader=own_reader)
     load_state_into(program, options.program if source is None else source)
     if overrides:  # an option given here wins over the settings saved with the program

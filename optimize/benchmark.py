@@ -259,7 +259,7 @@ def format_paths_table(rows: list[dict]) -> str:
 
 def bench_sets(args: argparse.Namespace, agent: AgentOptions = AgentOptions()) -> dict[str, dict]:
     """Speed and quality on the scored part of each labeled set (see `speed_table`), for the
-    program the agent options describe (`--reader rules` times the rule reader)."""
+    program the agent options describe (`--reader PATH` times another reader's weights)."""
     sets = [args.dataset] if getattr(args, "dataset", None) else args.sets
     speed = SpeedRun(sets, getattr(args, "limit", None), agent)
     summaries = speed.run()

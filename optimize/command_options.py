@@ -18,8 +18,6 @@ SPEED_SETS = ("seed_set", "musique", "squad2")
 """The sets `bench --speed` times by default."""
 OUTPUT_FORMATS = ("auto", "json", "chat")
 """`programs.lm.OUTPUT_FORMATS`, listed here so the parser needs no LM module (a test keeps them equal)."""
-RULE_READER = "rules"
-"""`--reader rules`: the rule reader in place of the learned one."""
 RESULTS_DIR = "results"
 DEFAULT_PROGRAM = "default"
 """`evaluate --compare default B.json`: DeltaSeek's own prompts (the uncompiled program)."""
@@ -67,8 +65,8 @@ def add_agent_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--program", help="a compiled program to load instead of the default: a JSON state file, "
                                            "or an MLflow model URI such as models:/NAME/VERSION (its prompts)")
     parser.add_argument("--reader", help="a learned reader's JSON weights (python -m deltaseek.optimize.train_reader) "
-                        f"in place of the program's, or `{RULE_READER}` for the rule reader; default: the program's "
-                        "own, else the shipped programs/compiled/reader.json")
+                        "in place of the program's; default: the program's own, else the shipped "
+                        "programs/compiled/reader.json")
     parser.add_argument("--soft-budget", type=int)
     parser.add_argument("--hard-budget", type=int)
     parser.add_argument("--max-searches", type=int)

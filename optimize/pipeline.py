@@ -1,5 +1,5 @@
 """`deltaseek optimize` as one function: split a labeled set, score the starting program on the
-held-out splits, compile its prompts (and train its reader, calibrate it, tune its settings),
+held-out splits, compile its prompts (and train its reader, tune its settings),
 save it, and score the compiled program on the same splits, all in one tracked MLflow run.
 
     from deltaseek import AgentOptions, optimize_program
@@ -21,7 +21,6 @@ import dspy
 from deltaseek.errors import UsageError, warn
 from deltaseek.files import unwritable_reason
 from deltaseek.metrics import combined_metric
-from deltaseek.optimize import calibrate as calibration
 from deltaseek.optimize.agent_options import AgentOptions, SetupLM, build_program, configure_agent_lm
 from deltaseek.optimize.command_options import KEEP_PROMPTS, RESULTS_DIR
 from deltaseek.optimize.compile import OPTIMIZERS, compile_program
@@ -165,15 +164,8 @@ def optimize_program(dataset: str, optimizer: str, agent: AgentOptions = AgentOp
         else:
             compiled = compile_program(optimizer, student, parts["train"], budget, threads,
                                        reflection) if spec else student.deepcopy()
-            if train_reader:  # the learned reader decides abstention itself: no rule-reader calibration
+            if train_reader:  # the reader's threshold is chosen with its weights, on the dev split
                 tracker.log_metrics(train_reader_into(compiled, dataset, agent.corpus))
-            elif compiled.settings.reader == "rules" and (chosen := calibration.recalibrate(compiled, parts["train"])):
-                print(f"{calibration.describe(chosen)}, calibrated on the train split "
-                      f"(abstention on unanswerable {chosen.abstention_on_unanswerable:.0%}, false abstention "
-                      f"{chosen.false_abstention:.0%})")
-                tracker.log_metrics(calibration.threshold_metrics(chosen))
-            # Not calibrated again after tuning: each trial was measured with these thresholds, and
-            # recalibrating would run the chosen settings with others (measured worse).
             if tune_settings:
                 tune_on_train(compiled, parts["train"], tune_settings, results / f"{stem}-tune", tracker, space,
                               threads, resume)

@@ -42,7 +42,7 @@ def first_strategy_choices(kind: TaskKind, strategies: tuple[Strategy, ...]) -> 
 
 
 SEARCH_SPACE: dict[str, BaseDistribution] = {
-    # the reader abstains below this support (calibrated alone by `deltaseek calibrate`)
+    # the small profile's answer check needs this support of the sentence holding a model's answer
     "reader_min_confidence": FloatDistribution(0.0, 0.6, step=0.05),
     # steps before synthesis is preferred, and the step at which the answer is forced
     "soft_budget": IntDistribution(2, 6),

@@ -10,6 +10,7 @@ import mlflow
 import pytest
 
 from deltaseek.cli import main
+from deltaseek.errors import UsageError
 
 
 @pytest.mark.parametrize("scenario", ["stubborn", "garbage", "echo", "oracle"])
@@ -106,18 +107,20 @@ def test_the_timed_tool_and_reader_count_their_seconds_and_change_nothing(tmp_pa
 
 
 def test_the_timed_program_is_the_one_the_agent_options_describe():
-    """`bench --speed --reader rules` times the rule reader, not the default one it used to run."""
+    """`bench --speed --max-searches 1` times the program with one search, not the default one it used to run;
+    `--reader rules` names a reader deltaseek no longer has, and says so."""
     from deltaseek.optimize.agent_options import AgentOptions
     from deltaseek.optimize.speed_table import Clock, TimedDeltaSeek, timed_program
     from deltaseek.programs.index import CorpusIndex, Passage
 
     index = CorpusIndex.build([Passage(id="p1", title="Tarbury", text="Tarbury was founded in 1820 by Ada Lind.")])
     default = timed_program(index, Clock())
-    chosen = timed_program(index, Clock(), AgentOptions(reader="rules", max_searches=1, soft_budget=2, hard_budget=3))
+    chosen = timed_program(index, Clock(), AgentOptions(max_searches=1, soft_budget=2, hard_budget=3))
     assert isinstance(chosen, TimedDeltaSeek) and chosen.clock is not None
-    assert default.settings.reader != "rules"
-    assert (chosen.settings.reader, chosen.settings.max_searches, chosen.settings.soft_budget,
-            chosen.settings.hard_budget) == ("rules", 1, 2, 3)
+    assert default.settings.max_searches is None
+    assert (chosen.settings.max_searches, chosen.settings.soft_budget, chosen.settings.hard_budget) == (1, 2, 3)
+    with pytest.raises(UsageError, match="no longer has the rule reader"):
+        timed_program(index, Clock(), AgentOptions(reader="rules"))
 
 
 def test_the_ask_process_summary_counts_starts_and_calls_over_the_budget(tmp_path):

@@ -6,7 +6,7 @@ import pytest
 
 from deltaseek import DeltaSeek
 from deltaseek.programs.agent.checks import answer_failure, is_abstention, unsupported_reason
-from deltaseek.programs.agent.reader import compare_options, compare_pair, question_options, support
+from deltaseek.programs.agent.learned_reader import compare_options, compare_pair, question_options, question_support
 from deltaseek.programs.agent.scratchpad import Fact, Scratchpad
 from deltaseek.programs.agent.profile import CAPABLE, SMALL
 from deltaseek.programs.agent.settings import AgentSettings
@@ -179,25 +179,25 @@ def test_comparison_questions_read_each_side_and_compare():
 
 def test_support_is_low_for_a_sentence_about_another_thing():
     fact = Fact(source="vey", title="Vey bridges", text=PASSAGES[2].text, step=1)
-    sure = support("When was the iron bridge over the Vey built?", fact.text, fact)
-    other = support("When was the iron tunnel under the Vey built?", fact.text, fact)
-    renamed = support("When was the Iron Vey Bridge built?", fact.text, fact)  # a name the passage never writes
-    negated = support("Which bridge does not cross the Vey?", fact.text, fact)
+    sure = question_support("When was the iron bridge over the Vey built?", fact.text, fact)
+    other = question_support("When was the iron tunnel under the Vey built?", fact.text, fact)
+    renamed = question_support("When was the Iron Vey Bridge built?", fact.text, fact)  # a name the passage never writes
+    negated = question_support("Which bridge does not cross the Vey?", fact.text, fact)
     assert sure > other and sure > renamed and sure > negated
 
 
 def test_a_name_asked_by_its_initials_is_said_by_the_passage_that_spells_it_out():
     fact = Fact(source="wa", title="Water board", text="The Tarbury Water Authority opened the dam in 1931.", step=1)
-    shortened = support("When did the TWA open the dam?", fact.text, fact)
-    spelled = support("When did the Tarbury Water Authority open the dam?", fact.text, fact)
-    unknown = support("When did the KLM open the dam?", fact.text, fact)
+    shortened = question_support("When did the TWA open the dam?", fact.text, fact)
+    spelled = question_support("When did the Tarbury Water Authority open the dam?", fact.text, fact)
+    unknown = question_support("When did the KLM open the dam?", fact.text, fact)
     assert spelled > shortened > 0.5 > unknown  # the initials cost no missing name; their words are fewer
 
 
 def test_an_ordinal_before_a_verb_says_when_and_is_no_name_to_find():
     fact = Fact(source="b", title="Vey bridges", text="The iron bridge over the Vey opened to traffic in 1911.", step=1)
-    assert support("When was the iron bridge over the Vey first opened?", fact.text, fact) > 0.8
-    assert support("When did the first iron bridge over the Vey open?", fact.text, fact) < 0.5  # "first" names which
+    assert question_support("When was the iron bridge over the Vey first opened?", fact.text, fact) > 0.8
+    assert question_support("When did the first iron bridge over the Vey open?", fact.text, fact) < 0.5  # "first" names which
 
 
 def test_a_name_the_passage_holds_outside_the_sentence_counts_for_a_part():
@@ -206,9 +206,9 @@ def test_a_name_the_passage_holds_outside_the_sentence_counts_for_a_part():
     elsewhere = Fact(source="moss", title="Ada Moss", text="Ada Moss grew up in Lundby. In 2020 she was elected mayor.",
                      step=1)
     sentence = "In 2020 she was elected mayor."
-    named = support("Who was elected mayor of Tarbury in 2020?", "In 2020 she was elected mayor of Tarbury.", context)
-    left_to_context = support("Who was elected mayor of Tarbury in 2020?", sentence, context)
-    never_named = support("Who was elected mayor of Tarbury in 2020?", sentence, elsewhere)
+    named = question_support("Who was elected mayor of Tarbury in 2020?", "In 2020 she was elected mayor of Tarbury.", context)
+    left_to_context = question_support("Who was elected mayor of Tarbury in 2020?", sentence, context)
+    never_named = question_support("Who was elected mayor of Tarbury in 2020?", sentence, elsewhere)
     assert named > left_to_context > never_named
 
 

@@ -27,7 +27,7 @@ import pytest
 REPO = Path(__file__).resolve().parent.parent
 DOCS = [REPO / "README.md", *sorted((REPO / "docs").rglob("*.md"))]
 PACKAGE_ROOTS = ("deltaseek", "signatures", "metrics", "programs", "optimize")
-SUBCOMMANDS = {"deltaseek", "ask", "index", "evaluate", "optimize", "bench", "calibrate"}
+SUBCOMMANDS = {"deltaseek", "ask", "index", "evaluate", "optimize", "bench"}
 FILE_EXTENSIONS = {"json", "jsonl", "py", "md", "csv", "gguf", "txt", "ipynb", "db", "toml", "ini", "parquet",
                    "yaml", "yml", "cfg", "conf", "log", "sh", "pid"}
 # Folders and files a command writes, which a fresh checkout does not hold.
@@ -243,7 +243,7 @@ def fenced_problems(line: str, language: str) -> list[str]:
     problems = []
     command = line.split(" #")[0]
     if language in ("", "bash", "sh", "console") and re.search(r"(^|[\s/])deltaseek (ask|index|evaluate|optimize|"
-                                                                r"bench|calibrate)\b", command):
+                                                                r"bench)\b", command):
         problems += [f"no such command-line option: {f}" for f in FLAG.findall(command) if f not in cli_flags()]
     if language == "python" and (found := FROM_DELTASEEK.match(line.strip())):
         module = importlib.import_module(found.group(1))

@@ -22,8 +22,7 @@ from deltaseek.optimize.scenario_lms import scenario_lm
 from deltaseek.programs.agent import checks, evidence
 from deltaseek.programs.agent.answer import program_answer
 from deltaseek.programs.agent.evidence import Reading, proxy_answer
-from deltaseek.programs.agent.learned_reader import shipped_reader
-from deltaseek.programs.agent.reader import Extracted
+from deltaseek.programs.agent.learned_reader import Extracted, shipped_reader
 from deltaseek.programs.agent.scratchpad import Fact, Scratchpad
 from deltaseek.programs.index import CorpusIndex, Passage
 from deltaseek.programs.tools import LocalCorpusSearch
@@ -184,18 +183,14 @@ def test_a_question_the_reader_cannot_type_is_answered_with_a_label_that_agrees(
     assert pred.answerability == "unknown"
 
 
-@pytest.mark.parametrize("reader", ["rules", "learned, unsure"])
-def test_an_english_question_the_passages_leave_unanswered_is_still_denied(use_lm, reader):
+def test_an_english_question_the_passages_leave_unanswered_is_still_denied(use_lm):
     """Only a question in another language is beyond the reader: an English question it read, with
-    no kind of answer to type, over passages that do not answer it, is answered unanswerable (by
-    the rule reader, and by a learned reader whose answerability is below its threshold)."""
+    no kind of answer to type, over passages that do not answer it, is answered unanswerable (by a
+    reader whose answerability is below its threshold)."""
     tool = LocalCorpusSearch(CorpusIndex.build([
         Passage(id="m", title="Orla mill", text="The Orla mill stands on the Orla river below the weir at Kestle."),
         Passage(id="k", title="Kestle", text="Kestle is a village of stone cottages on the Orla river.")]))
-    if reader == "rules":
-        program = DeltaSeek(tools=[tool], settings=AgentSettings(reader="rules"))
-    else:
-        program = DeltaSeek(tools=[tool], reader=shipped_reader().model_copy(update={"threshold": 0.99}))
+    program = DeltaSeek(tools=[tool], reader=shipped_reader().model_copy(update={"threshold": 0.99}))
     with use_lm(scenario_lm("echo", tool.name)):
         pred = program(question="What did the Orla mill grind?")
     assert "do not state" in pred.answer and pred.answerability == "unlikely", (pred.answer, pred.answerability)

@@ -235,14 +235,12 @@ def test_no_example_in_the_learned_reader_quotes_a_dataset():
 
 def test_no_example_elsewhere_in_the_package_quotes_a_dataset_but_the_seed_questions():
     """The seed questions are the product's own demo questions (`SEED_QUESTIONS`), named as such;
-    every other quoted example in the package is written by hand. The rule reader, kept only to
-    compare with, is left as it was written."""
+    every other quoted example in the package is written by hand."""
     from deltaseek import SEED_QUESTIONS
 
     said = " ".join(path.read_text(encoding="utf-8").lower() for path in datasets_dir().rglob("*.jsonl"))
     root = PACKAGE.parents[2]
-    paths = [p for d in ("deltaseek", "signatures", "metrics", "programs", "optimize") for p in (root / d).rglob("*.py")
-             if p.parent.name != "reader"]  # the rule reader's package
+    paths = [p for d in ("deltaseek", "signatures", "metrics", "programs", "optimize") for p in (root / d).rglob("*.py")]
     examples = {e for path in paths for e in docstring_examples(path)} - set(SEED_QUESTIONS)
     assert len(examples) > 100
     quoted = sorted(e for e in examples if e.lower().rstrip(".?") in said)
@@ -304,13 +302,13 @@ def searched_pad(question: str, facts: list, *queries: str) -> Scratchpad:
     return pad
 
 
-def test_the_program_reads_with_the_shipped_learned_reader_unless_the_rules_are_asked_for():
-    from deltaseek.programs.agent.settings import AgentSettings
+def test_the_program_reads_with_the_shipped_reader_unless_it_has_its_own():
     pad = searched_pad("Who is the mayor of Tarn?", [fact("c", "Tarn council", "The council named Ada Lind to fill the seat "
                                                       "vacated by Ben Orr, and she became the mayor of Tarn in May 2024.")])
     assert [e.span for e in DeltaSeek().read(pad).spans] == ["Ada Lind"]
     assert read_evidence(pad, reader=shipped_reader()).spans == DeltaSeek().read(pad).spans
-    assert [e.span for e in DeltaSeek(settings=AgentSettings(reader="rules")).read(pad).spans] == ["Ben Orr"]
+    never = shipped_reader().model_copy(update={"threshold": 1.0})
+    assert DeltaSeek(reader=never).learned_reader() is never and not DeltaSeek(reader=never).read(pad).spans
 
 
 def test_a_later_part_about_the_first_answer_waits_for_a_search_that_names_it():
@@ -341,7 +339,6 @@ def test_a_learned_reader_reads_a_question_naming_no_answer_type_and_leaves_a_de
     assert reading.answerability == "direct" and "granite" in reading.spans[0].span
     never = shipped_reader().model_copy(update={"threshold": 1.0})
     assert read_evidence(searched_pad(question, facts), reader=never).answerability == "unknown"  # unsure: abstains
-    assert read_evidence(searched_pad(question, facts)).answerability == "untyped"  # the rule reader leaves it to the LM
     leaving = shipped_reader().model_copy(update={"threshold": 0.0, "reads_untyped": False})
     assert read_evidence(searched_pad(question, facts), reader=leaving).answerability == "untyped"
     definition = searched_pad("What is the Vey Bridge?", facts)

@@ -10,13 +10,22 @@ import deltaseek.programs.agent.deltaseek as agent_module
 from deltaseek import AgentSettings, DeltaSeek, ProgramFileError, save_program
 from deltaseek.cli import build_parser, build_program
 from deltaseek.programs.agent.settings import READER_MIN_CONFIDENCE, READER_MIN_CONFIDENCE_BY_TYPE
+from deltaseek.programs.index import CorpusIndex, Passage
+from deltaseek.programs.tools import LocalCorpusSearch
 from tests.scripted import ScriptedEngine, classify, scripted_lm, step, synth
-from tests.test_calibrate import tools  # noqa: F401 (the fixture: two passages)
 
 TUNED = {"reader_min_confidence": 0.3, "reader_min_confidence_by_type": {"person": 0.5}, "hard_budget": 5,
          "soft_budget": 3, "exhaustion_window": 2, "budgets_from_task_kind": False,
          "task_search_caps": {"lookup": 1, "comparison": 3}, "first_strategies": {"lookup": "narrower"},
          "prompt_facts": 3}
+
+
+@pytest.fixture(scope="module")
+def tools():
+    return [LocalCorpusSearch(CorpusIndex.build([
+        Passage("vey", "Vey bridge", "The iron bridge over the Vey at Tarbury was built in 1911 by Ada Lind."),
+        Passage("moss", "Moss tower", "The Moss tower was designed by Olaf Sund and finished in 1934."),
+    ]))]
 
 
 def tuned_program(tools):
@@ -107,3 +116,30 @@ def test_shipped_program_loads_the_packaged_file_and_answers(monkeypatch, tmp_pa
         pred = program(question="Who built the iron bridge over the Vey?")
     assert pred.answer == "Ada Lind" and pred.answer_origin == "lm"
     assert pred.scratchpad.hard_budget == TUNED["hard_budget"]  # the saved budgets, not the task kind's
+
+
+def test_a_compiled_program_carries_its_threshold_and_refuses_a_bad_one(tools, tmp_path):
+    settings = AgentSettings(reader_min_confidence=0.42, reader_min_confidence_by_type={"date": 0.2})
+    path = save_program(DeltaSeek(tools=tools, settings=settings), tmp_path / "p.json")
+    assert json.loads(path.read_text())["settings"] == {"reader_min_confidence": 0.42,
+                                                        "reader_min_confidence_by_type": {"date": 0.2}}
+    loaded = DeltaSeek.from_compiled(path, tools=tools).settings
+    assert loaded.reader_threshold("person") == 0.42 and loaded.reader_threshold("date") == 0.2
+    state = json.loads(path.read_text())
+    state["settings"] = {"reader_min_confidence": 7}
+    path.write_text(json.dumps(state))
+    with pytest.raises(ProgramFileError, match="reader_min_confidence"):
+        DeltaSeek.from_compiled(path, tools=tools)
+
+
+def test_a_program_saved_to_read_with_the_rule_reader_is_refused_in_one_line(tools, tmp_path):
+    path = save_program(DeltaSeek(tools=tools), tmp_path / "rules.json")
+    state = json.loads(path.read_text())
+    state["settings"]["reader"] = "rules"  # what a program saved before deltaseek had one reader may say
+    path.write_text(json.dumps(state))
+    with pytest.raises(ProgramFileError, match="rule reader") as refused:
+        DeltaSeek.from_compiled(path, tools=tools)
+    assert "\n" not in str(refused.value)
+    state["settings"]["reader"] = "learned"  # the only other value it had: how every program reads now
+    path.write_text(json.dumps(state))
+    assert "reader" not in DeltaSeek.from_compiled(path, tools=tools).saved_settings

@@ -16,7 +16,7 @@ from deltaseek.optimize.tune import (SEARCH_SPACE, format_trials, sampler_for, s
                                      tune_settings)
 from deltaseek.programs.agent.scratchpad import Fact, Scratchpad
 from deltaseek.programs.agent.settings import SAVED_SETTINGS, TASK_PROFILES
-from tests.test_calibrate import tools  # noqa: F401 (the fixture: two passages)
+from tests.test_saved_settings import tools  # noqa: F401 (the fixture: two passages)
 from tests.test_optimize import (ROWS, dataset, offline_tracking, read_jsonl, run_cli,  # noqa: F401 (fixtures)
                                  scripted_cli)
 
@@ -30,9 +30,8 @@ EXAMPLES = [labeled("Who built the iron bridge over the Vey?", "Ada Lind", numbe
             labeled("Who designed the Moss tower?", "Olaf Sund", number=2),
             labeled("Who built the wooden tunnel under the Vey?", "", "unlikely", number=3),
             labeled("Who painted the Moss tower?", "", "unlikely", number=4)]
-"""Two questions the passages of the `tools` fixture answer, two they do not: the reader's best span for the unanswerable
-ones has support 0.6 and 0.75, for the answerable ones 1.0, so a threshold of 0 answers every
-question (two made-up answers) and 0.8 abstains on exactly the two unanswerable ones."""
+"""Two questions the passages of the `tools` fixture answer, two they do not (the shipped reader answers
+those too: its threshold is its weights', not a setting's)."""
 
 
 def factory(tools):
@@ -40,22 +39,20 @@ def factory(tools):
 
 
 def test_tuning_chooses_the_settings_that_score_better(tools, tmp_path):
-    # answers the unanswerable questions: one threshold, 0, for every answer type
-    # the rule reader's threshold: the setting these passages were written for
-    start = AgentSettings(profile="small", reader="rules", reader_min_confidence=0.0, reader_min_confidence_by_type={})
-    space = {"reader_min_confidence": CategoricalDistribution([0.0, 0.8])}
+    # one step: the answer is forced before any search, so nothing read answers the questions
+    start = AgentSettings(profile="small", hard_budget=1)
+    space = {"hard_budget": CategoricalDistribution([1, 3])}
     tuning = tune_settings(factory(tools), start, EXAMPLES, combined_metric, n_trials=4, results_dir=tmp_path,
                            lm=scenario_lm("echo", "search_corpus"), space=space)
-    assert tuning.baseline["reader_min_confidence"] == 0.0 and tuning.baseline["trial"] == 0
-    assert tuning.chosen == {"reader_min_confidence": 0.8}
-    assert tuning.best["combined_metric"] > tuning.baseline["combined_metric"] + 0.3  # two abstentions gained
-    assert (tuning.baseline["exact_match"], tuning.best["exact_match"]) == (0.5, 1.0)  # an abstention is exact
+    assert tuning.baseline["hard_budget"] == 1 and tuning.baseline["trial"] == 0
+    assert tuning.chosen == {"hard_budget": 3}
+    assert tuning.best["combined_metric"] > tuning.baseline["combined_metric"]
     # a space of two settings is tried whole in two trials, and then the study stops
     assert len(tuning.trials) == 2 and sum(t["chosen"] for t in tuning.trials) == 1
     rows = read_jsonl(tmp_path.joinpath(tuning.best["results"]))  # each trial's rows were kept as they came
     assert [r["id"] for r in rows] == ["q1", "q2", "q3", "q4"]
     table = format_trials(tuning)
-    assert "reader_min_confidence" in table and "**chosen**" in table and "(as given)" in table
+    assert "hard_budget" in table and "**chosen**" in table and "(as given)" in table
 
 
 def test_each_trial_is_a_nested_run_and_the_choice_is_on_the_parent(tools, tmp_path, monkeypatch):
@@ -203,20 +200,3 @@ def test_optimize_tunes_only_the_settings_named(capsys, scripted_cli, dataset, t
     code, _, err = run_cli(capsys, "optimize", "--dataset", dataset, "--optimizer", "none", "--tune-settings", "2",
                            "--tune-only", "max_searches,profile", "--out", tmp_path / "x.json")
     assert code == 2 and "--tune-only: cannot tune profile" in err
-
-
-def test_the_reader_is_calibrated_before_tuning_and_the_trials_run_with_its_thresholds(
-        capsys, scripted_cli, tmp_path, offline_tracking):
-    rows = [{**row, "split": "train"} for row in ROWS]  # an unanswerable question to calibrate on
-    dataset = tmp_path / "with-unanswerable.jsonl"
-    dataset.write_text("".join(json.dumps(r) + "\n" for r in rows))
-    out = tmp_path / "calibrated.json"
-    code, printed, err = run_cli(capsys, "optimize", "--dataset", dataset, "--optimizer", "none", "--tune-settings",
-                                 "4", "--tune-only", "max_searches", "--eval-split", "train", "--out", out,
-                                 "--tracking-uri", offline_tracking, "--reader", "rules")  # its threshold is calibrated
-    assert code == 0, err
-    calibrated = [line for line in printed.splitlines() if "calibrated on the train split" in line]
-    assert len(calibrated) == 1 and printed.index(calibrated[0]) < printed.index("| trial |")
-    assert "reader_min_confidence_by_type = {" in calibrated[0]
-    saved = json.loads(out.read_text())["settings"]
-    assert {"reader_min_confidence", "reader_min_confidence_by_type", "max_searches"} <= set(saved)

@@ -20,8 +20,8 @@ import unicodedata
 from deltaseek.metrics.contract import says_no_answer
 from deltaseek.programs.agent.guardrails import (COPIED_WORDS, DSPY_PLACEHOLDERS, REPEATED_RUN, question_subjects,
                                                 repeats_itself)
-from deltaseek.programs.agent.reader import (expected_answer_types, fits_type, question_options, rarity, sentences,
-                                            support)
+from deltaseek.programs.agent.learned_reader import (expected_answer_types, facts_rarity, fits_type, question_options,
+                                                     question_support, sentences)
 from deltaseek.programs.agent.scratchpad import Fact, Scratchpad
 from deltaseek.programs.text import (DIGITS_OF_NUMBER_WORDS, QUESTION_WORDS, capitalized_run, initials,
                                      meaningful_tokens, named_entities, normalize_query, stem, stopwords,
@@ -249,15 +249,15 @@ def off_subject_reason(answer: str, pad: Scratchpad) -> str | None:
 
 
 def answer_support(answer: str, question: str, facts: list[Fact]) -> float:
-    """How surely the sentence holding the answer answers the question (`reader.support` of the
-    best sentence that holds most of the answer's words): what the reader's own spans must reach."""
+    """How surely the sentence holding the answer answers the question (the reader's
+    `question_support` of the best sentence that holds most of the answer's words)."""
     wanted = _words(answer)
-    best, rare = 0.0, rarity(facts)
+    best, rare = 0.0, facts_rarity(facts)
     for fact in facts:
         for sentence in sentences(fact.text):
             held = wanted & _words(sentence)
             if wanted and len(held) * 2 >= len(wanted):
-                best = max(best, support(question, sentence, fact, rare))
+                best = max(best, question_support(question, sentence, fact, rare))
     return best
 
 

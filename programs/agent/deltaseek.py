@@ -15,17 +15,16 @@ import dspy
 
 from deltaseek.errors import ProgramFileError, ToolConfigError
 from deltaseek.programs.agent import guardrails as guard
-from deltaseek.programs.agent.evidence import Reading, abstains_on_absent_subject, read_evidence, unexplored_meaning
+from deltaseek.programs.agent.evidence import Reading, read_evidence, unexplored_meaning
 from deltaseek.programs.agent.fallbacks import clean_items, heuristic_task_kind
 from deltaseek.programs.agent.final import Finishing
-from deltaseek.programs.agent.learned_reader import ReaderModel, shipped_reader
+from deltaseek.programs.agent.learned_reader import ReaderModel, facts_by_relevance, shipped_reader
 from deltaseek.programs.agent.lm_faults import raise_if_fatal, record_lm_fault
 from deltaseek.programs.agent.moves import Move, MoveChecks, move_outputs, trace_what_was_done
 from deltaseek.programs.agent.policy import Verdict, answerability_settled, stop_verdict
 from deltaseek.programs.agent.profile import SMALL, Profile, choose_profile, profile_for
 from deltaseek.programs.agent.program_file import shipped_program_path
 from deltaseek.programs.agent.question import check_question
-from deltaseek.programs.agent.reader import facts_by_relevance
 from deltaseek.programs.agent.saved_state import CALIBRATED_SETTINGS, SavedState
 from deltaseek.programs.agent.scratchpad import Fact, Scratchpad, StepRecord, ToolCall
 from deltaseek.programs.agent.settings import TASK_PROFILES, AgentSettings
@@ -225,19 +224,18 @@ class DeltaSeek(SavedState, MoveChecks, Finishing, dspy.Module):
             return "unknown"  # proxies so far, the model does not agree, and a lead is open: follow it first
         return reading
 
-    def learned_reader(self) -> ReaderModel | None:
-        """The learned reader the program reads with (its own, else the shipped one); None: the rules."""
-        return None if self.settings.reader == "rules" else self.reader or shipped_reader()
+    def learned_reader(self) -> ReaderModel:
+        """The reader's weights the program reads with: its own, else the shipped ones."""
+        return self.reader or shipped_reader()
 
     def read(self, pad: Scratchpad) -> Reading:
-        """The evidence's reading, with the reader abstaining below the calibrated confidence."""
-        return read_evidence(pad, self.settings.reader_min_confidence, self.settings.reader_min_confidence_by_type,
-                             self.learned_reader())
+        """The evidence's reading, with the reader abstaining below its threshold."""
+        return read_evidence(pad, self.learned_reader())
 
     def missing_subjects(self, pad: Scratchpad) -> list[str]:
         """The question's subjects that the sources lack, where the reader takes that to mean
         nothing answers the question (`ReaderModel.abstain_on_absent_subject`)."""
-        return guard.subjects_missing_from_facts(pad) if abstains_on_absent_subject(self.learned_reader()) else []
+        return guard.subjects_missing_from_facts(pad) if self.learned_reader().abstain_on_absent_subject else []
 
     def profile(self, pad: Scratchpad | None = None) -> Profile:
         """The run's profile with the settings' overrides (see `profile.py`); with no run, the one

@@ -8,16 +8,13 @@ The LM's own labels may tighten this reading; they never turn "no typed answer f
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from deltaseek.programs.agent import guardrails as guard
-from deltaseek.programs.agent.learned_reader import ReaderModel, question_parts
-from deltaseek.programs.agent.learned_reader import extract_answer as learned_extract_answer
-from deltaseek.programs.agent.reader import (Extracted, bridge_phrase, candidate_spans, compare_options, compare_pair,
-                                             expected_answer_types, extract_answer, fits_type,
-                                             metric_phrase, resolve_bridges, sentences,
-                                             states_the_metric)
+from deltaseek.programs.agent.learned_reader import (Extracted, ReaderModel, bridge_phrase, candidate_spans,
+                                                     compare_options, compare_pair, expected_answer_types,
+                                                     extract_answer, fits_type, metric_phrase, question_parts,
+                                                     resolve_bridges, sentences, shipped_reader, states_the_metric)
 from deltaseek.programs.agent.scratchpad import Fact, Scratchpad
 from deltaseek.programs.text import NUMBER_WORDS, QUESTION_WORDS, meaningful_tokens, named_entities, stems, stopwords
 
@@ -43,20 +40,14 @@ class Reading:
         return bool(self.spans)
 
 
-def abstains_on_absent_subject(reader: ReaderModel | None) -> bool:
-    """Whether a subject the sources lack means nothing answers the question: always for the rule
-    reader, for a learned one as chosen on its dev split."""
-    return reader is None or reader.abstain_on_absent_subject
-
-
-def reads_untyped(question: str, kinds: list[str], reader: ReaderModel | None) -> bool:
+def reads_untyped(question: str, kinds: list[str], reader: ReaderModel) -> bool:
     """Whether the reader reads a question that names no answer type ("What did the treaty end?"):
-    a learned reader does (`ReaderModel.reads_untyped`), for it was trained on such questions and
-    its answerability model and threshold decide whether a phrase it finds answers them. Left to
-    the LM's label: the rule reader's questions, a yes/no question, a question in another
-    language, and one asking what a named thing is ("What is Tern?" asks for a description, not a
-    phrase of a passage)."""
-    return (reader is not None and reader.reads_untyped and "yes_no" not in kinds and asks_in_english(question)
+    it does where its weights say so (`ReaderModel.reads_untyped`), for it was trained on such
+    questions and its answerability model and threshold decide whether a phrase it finds answers
+    them. Left to the LM's label: a yes/no question, a question in another language, and one
+    asking what a named thing is ("What is Tern?" asks for a description, not a phrase of a
+    passage)."""
+    return (reader.reads_untyped and "yes_no" not in kinds and asks_in_english(question)
             and not asks_what_a_name_is(question))
 
 
@@ -74,16 +65,16 @@ def asks_in_english(question: str) -> bool:
     return bool(set(re.findall(r"[a-z]+", question.lower())) & QUESTION_WORDS)
 
 
-def read_evidence(pad: Scratchpad, min_confidence: float = 0.0, by_type: Mapping[str, float] | None = None,
-                  reader: ReaderModel | None = None) -> Reading:
-    """The program's reading of the facts: a typed span per part of the question whose sentence
-    supports the question at least `min_confidence` (`by_type[kind]` for a span of a kind it names;
-    else the reader abstains), related figures, and the answerability they show. With a learned
-    `reader`, its spans and its own threshold on their probability decide instead."""
+def read_evidence(pad: Scratchpad, reader: ReaderModel | None = None) -> Reading:
+    """The program's reading of the facts: a typed span per part of the question whose confidence
+    reaches the `reader`'s threshold (below it the reader abstains), related figures, and the
+    answerability they show. `reader`: the program's weights (`DeltaSeek.learned_reader()`), else
+    the shipped ones."""
+    reader = reader or shipped_reader()
     calls = pad.executed_calls
     if not pad.facts and calls and all(c.status.failed for c in calls):
         return Reading(answerability="unknown")  # the tools failed: nothing is known about the question yet
-    missing = abstains_on_absent_subject(reader) and guard.subjects_missing_from_facts(pad)
+    missing = reader.abstain_on_absent_subject and guard.subjects_missing_from_facts(pad)
     if missing:  # "no source mentions it" holds only once a search has asked for it
         return Reading(answerability="unknown" if guard.unsearched_subjects(pad) else "unlikely")
     if not pad.facts:
@@ -95,20 +86,16 @@ def read_evidence(pad: Scratchpad, min_confidence: float = 0.0, by_type: Mapping
         return Reading(spans=[compared], answerability="direct")
     kinds = expected_answer_types(pad.question)
     if set(kinds) <= {"other", "yes_no"} and not reads_untyped(pad.question, kinds, reader):
-        if unfollowed_bridge(pad):
+        if unfollowed_bridge(pad, reader):
             return Reading(answerability="unknown")  # whatever the LM claims, a hop is still to search
         return Reading(answerability="untyped")  # no span type to look for: the evidence cannot decide
-    if reader is not None:
-        found = learned_extract_answer(pad.question, pad.facts, reader)
-        unsure = [e for e in found if e.confidence < reader.threshold]
-    else:
-        found = extract_answer(pad.question, pad.facts)
-        unsure = [e for e in found if e.confidence < (by_type or {}).get(e.kind, min_confidence)]
+    found = extract_answer(pad.question, pad.facts, reader)
+    unsure = [e for e in found if e.confidence < reader.threshold]
     restated = restated_answer(pad.question, pad.facts) if not found and len(kinds) == 1 else None
-    if restated and fits_type(restated.span, kinds[0]) and not unfollowed_bridge(pad):
+    if restated and fits_type(restated.span, kinds[0]) and not unfollowed_bridge(pad, reader):
         return Reading(spans=[restated], answerability="direct")  # a span the reader has no pattern for
     direct = [e for e in found if e not in unsure and (e.kind != "number" or states_the_metric(pad.question, e))]
-    if direct and (unfollowed_bridge(pad) or unfollowed_pronoun(pad, found)):
+    if direct and (unfollowed_bridge(pad, reader) or unfollowed_pronoun(pad, found)):
         return Reading(spans=direct, unsure=unsure, answerability="unknown")  # read before the hop that answers it
     if direct and len(direct) == len(found) and (len(found) == len(kinds) or kinds == ["other"]):
         return Reading(spans=direct, answerability="direct")
@@ -145,11 +132,11 @@ def restated_answer(question: str, facts: list[Fact]) -> Extracted | None:
     return None
 
 
-def unfollowed_bridge(pad: Scratchpad) -> bool:
-    """Whether a multi-hop question still has a hop to search: a bridge the facts do not resolve, or
-    one they resolve to an entity no search has named yet (the answer is about that entity, and a
-    passage found for the clue rarely says it)."""
-    resolved = resolve_bridges(pad.question, pad.facts)
+def unfollowed_bridge(pad: Scratchpad, reader: ReaderModel) -> bool:
+    """Whether a multi-hop question still has a hop to search: a bridge the facts do not resolve
+    (with the `reader`'s weights), or one they resolve to an entity no search has named yet (the
+    answer is about that entity, and a passage found for the clue rarely says it)."""
+    resolved = resolve_bridges(pad.question, pad.facts, reader)
     if bridge_phrase(resolved):
         return True
     entity = meaningful_tokens(resolved) - meaningful_tokens(pad.question)

@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 from collections import Counter
 
-from deltaseek.programs.agent.reader import bridge_phrase, resolve_bridges
+from deltaseek.programs.agent.learned_reader import ReaderModel, bridge_phrase, resolve_bridges
 from deltaseek.programs.agent.scratchpad import Fact, Scratchpad
 from deltaseek.programs.text import meaningful_tokens, named_entities
 
@@ -44,14 +44,15 @@ def heuristic_task_kind(question: str) -> str:
     return "lookup"
 
 
-def heuristic_query(pad: Scratchpad, strategy: str) -> str | None:
+def heuristic_query(pad: Scratchpad, strategy: str, reader: ReaderModel | None = None) -> str | None:
     """A deterministic query when the LM gives none usable, for the strategies that need no
     world knowledge. `narrower` is pseudo-relevance feedback: the question's terms plus the
     terms the facts found repeat most that no query has used yet. `bridge` is a multi-hop
     question's next hop: its terms with the bridge the facts resolved ("the guild which
     published X" -> "Tarbury Writers' Guild") in place of the clue already searched.
-    Once a bridge is resolved, the other strategies build on the resolved question too."""
-    question = resolve_bridges(pad.question, pad.facts)
+    Once a bridge is resolved, the other strategies build on the resolved question too. Bridges
+    are resolved with the `reader` the program reads with (None: the shipped one)."""
+    question = resolve_bridges(pad.question, pad.facts, reader)
     keywords = sorted(meaningful_tokens(question))
     if strategy == "bridge":
         return " ".join(keywords) if question != pad.question else None

@@ -15,7 +15,7 @@ from deltaseek.programs.agent.evidence import Reading, ambiguous_terms, asks_in_
 from deltaseek.programs.agent.fallbacks import clean_items
 from deltaseek.programs.agent.lm_faults import lm_fault_caveats, raise_if_fatal, record_lm_fault
 from deltaseek.programs.agent.moves import Move, trace_what_was_done
-from deltaseek.programs.agent.reader import expected_answer_types
+from deltaseek.programs.agent.learned_reader import expected_answer_types
 from deltaseek.programs.agent.scratchpad import Scratchpad
 from deltaseek.signatures import StopReason, Synthesize, compact_signature
 from deltaseek.signatures import guidance as text

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import re
 
-from deltaseek.programs.agent.reader import metric_terms
+from deltaseek.programs.agent.learned_reader import metric_terms
 from deltaseek.programs.agent.scratchpad import Scratchpad
 from deltaseek.programs.agent.settings import STRATEGIES
 from deltaseek.programs.text import (NUMBER_WORDS, acronyms, meaningful_tokens, misspelt_in_a_name, name_runs,

@@ -14,6 +14,7 @@ import dspy
 from deltaseek.programs.agent import guardrails as guard
 from deltaseek.programs.agent.evidence import unexplored_meaning
 from deltaseek.programs.agent.fallbacks import heuristic_query
+from deltaseek.programs.agent.learned_reader import ReaderModel
 from deltaseek.programs.agent.lm_faults import raise_if_fatal, record_lm_fault
 from deltaseek.programs.agent.scratchpad import Scratchpad, StepRecord, ToolCall
 from deltaseek.programs.agent.text_calls import parse_text_tool_call
@@ -74,7 +75,7 @@ class MoveChecks:
     def program_move(self, pad: Scratchpad, proposed: str, reason: str) -> Move | None:
         """The first of the program's own queries that is not a duplicate, on the next tool in the user's order."""
         tool = guard.program_tool(pad, self.tool_names)
-        for query, why in program_queries(pad):
+        for query, why in program_queries(pad, self.learned_reader()):
             if query and not self.why_blocked(pad, Move(False, tool, query)):
                 pad.steps[-1].note = f"replaced {proposed!r}: {reason}; {why}"
                 return Move(False, tool, query, "program", proposed, reason)
@@ -129,7 +130,7 @@ class MoveChecks:
     def diversified_query(self, pad: Scratchpad, strategy: str) -> str | None:
         """The strategy's query: the program's own, or the LM's where `diversify_with_lm` asks for it."""
         if not self.settings.diversify_with_lm:
-            return heuristic_query(pad, strategy)
+            return heuristic_query(pad, strategy, self.learned_reader())
         try:
             out = self.call_lm(pad, self.diversify, question=pad.question, tried_queries=pad.tried_queries,
                                facts=[f.text[:160] for f in pad.facts[-6:]], strategy=strategy)
@@ -139,7 +140,7 @@ class MoveChecks:
             record_lm_fault(pad, "diversify", exc)
             query = ""
         usable = query and not self.why_blocked(pad, Move(False, self.tool_names[0], query))
-        return query if usable else heuristic_query(pad, strategy) or query or None
+        return query if usable else heuristic_query(pad, strategy, self.learned_reader()) or query or None
 
     def record_blocked(self, pad: Scratchpad, move: Move, reason: str) -> None:
         pad.tool_calls.append(ToolCall(step=pad.step, tool=move.tool, args={"query": move.query},
@@ -150,9 +151,10 @@ class MoveChecks:
         pad.notes.append(self.observe(pad, blocked))
 
 
-def program_queries(pad: Scratchpad):
+def program_queries(pad: Scratchpad, reader: ReaderModel):
     """The program's own queries, best first: a term the sources use in several senses, what the
-    question names that no fact covers, then each unused strategy's query (marked used as tried)."""
+    question names that no fact covers, then each unused strategy's query (marked used as tried;
+    a bridge resolved with `reader`, the program's)."""
     yield unexplored_meaning(pad), "searching a term the sources use in several senses"
     uncovered = guard.uncovered_terms(pad)
     if uncovered and pad.executed_calls:
@@ -160,7 +162,7 @@ def program_queries(pad: Scratchpad):
         yield " ".join(uncovered + subjects[:2]), "searching what no fact covers"
     while (strategy := guard.next_unused_strategy(pad)) is not None:
         pad.strategies_used.append(strategy)
-        yield heuristic_query(pad, strategy), f"strategy {strategy}"
+        yield heuristic_query(pad, strategy, reader), f"strategy {strategy}"
 
 
 def move_outputs(move: Move | None) -> dict:

@@ -2,10 +2,11 @@
 
 A compiled program is the state of DeltaSeek's five predictors (instructions and demos) as
 `dspy.Module.save(path.json)` writes it, with the settings measured on labeled data under
-"settings" (the reader's abstention threshold, calibrated; the budgets and thresholds `deltaseek
-optimize --tune-settings` chose); never a pickle. Older files hold the threshold
-alone under "calibration", and load as they did. The tools and other settings are not part of
-it: they come from whoever loads it. An MLflow model URI (`models:/NAME/VERSION`,
+"settings" (the small profile's answer-check thresholds; the budgets and thresholds `deltaseek
+optimize --tune-settings` chose) and its learned reader under "reader" when it has its own; never a
+pickle. Older files hold the threshold alone under "calibration", and load as they did; a file
+whose settings name the rule reader (`"reader": "rules"`) is refused. The tools and other
+settings are not part of it: they come from whoever loads it. An MLflow model URI (`models:/NAME/VERSION`,
 `runs:/...`) stands for a file: the state of the program logged there (see `logged_model.py`)
 is checked and loaded the same way.
 

@@ -16,8 +16,11 @@ from deltaseek.programs.agent.settings import SAVED_SETTINGS, AgentSettings, set
 from deltaseek.programs.tools.base import SearchTool
 
 CALIBRATED_SETTINGS = ("reader_min_confidence", "reader_min_confidence_by_type")
-"""Saved with every program: calibrated on labeled data (`deltaseek calibrate`). A program saves
-the settings tuned on labeled data too (`keep_settings`); see SAVED_SETTINGS."""
+"""Saved with every program: the small profile's answer-check thresholds, measured on labeled data.
+A program saves the settings tuned on labeled data too (`keep_settings`); see SAVED_SETTINGS."""
+RULE_READER = "rules"
+"""What the `reader` setting of a program saved before deltaseek had one reader names for the rule
+reader it no longer has (its other value, "learned", is how every program reads now)."""
 
 
 class SavedState:
@@ -54,6 +57,9 @@ class SavedState:
             raise ValueError("the saved settings must be an object of setting names and values")
         super().load_state(state, **kwargs)
         values = {**saved[0], **saved[1]}
+        if values.pop("reader", None) == RULE_READER:
+            raise ValueError("the program was saved to read with the rule reader (settings.reader = \"rules\"), "
+                             "which deltaseek no longer has; remove the setting to read with the learned reader")
         if "reader_min_confidence" in values and "reader_min_confidence_by_type" not in values:
             values["reader_min_confidence_by_type"] = {}  # calibrated before types had thresholds: one for all
         self.keep_settings(values)

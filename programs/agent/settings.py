@@ -6,7 +6,7 @@ from typing import Annotated, Literal, get_args
 
 from pydantic import BaseModel, Field, ValidationError
 
-from deltaseek.programs.agent.reader import AnswerType
+from deltaseek.programs.agent.learned_reader import AnswerType
 from deltaseek.programs.lm.profile import ProfileName
 from deltaseek.signatures import TaskKind
 
@@ -17,26 +17,21 @@ question's next hop through the entity the first one found)."""
 
 
 READER_MIN_CONFIDENCE = 0.15
-"""The reader's abstention threshold as calibrated on the read part of the bundled labeled sets
-(README: "The reader abstains when unsure")."""
+"""How surely the sentence holding a model's answer must support the question (`question_support`)
+for the small profile's check to pass it, as measured on the train part of the bundled SQuAD 2.0
+sample."""
 READER_MIN_CONFIDENCE_BY_TYPE: dict[AnswerType, float] = {"person": 0.45, "entity": 0.10}
-"""Thresholds of their own for the answer types whose spans `deltaseek calibrate` found better read
-with one (the train part of the bundled SQuAD 2.0 sample): a person's name is right only from a
-sentence that says most of what the question does, while a named thing is often right from one
-that says less."""
+"""Thresholds of their own for the answer types found better checked with one (the same sample): a
+person's name is right only from a sentence that says most of what the question does, while a
+named thing is often right from one that says less."""
 
 SAVED_SETTINGS = ("reader_min_confidence", "reader_min_confidence_by_type", "soft_budget", "hard_budget",
                   "max_searches", "min_new_tokens", "exhaustion_window", "weak_results_before_judging",
                   "relevance_drop", "max_lm_failures", "budgets_from_task_kind", "replaced_moves_before_program_leads",
-                  "task_search_caps", "first_strategies", "prompt_facts", "reader")
+                  "task_search_caps", "first_strategies", "prompt_facts")
 """The settings a compiled program may carry: measured on labeled data with its prompts (calibrated
 or tuned). The profile and the LM-helper switches are not among them: they follow the model, which
 is whoever runs the program's choice."""
-
-ReaderKind = Literal["learned", "rules"]
-"""`learned`: spans and abstention scored by the learned reader's weights (the program's own, else
-the shipped ones); `rules`: the rule reader, kept to compare with."""
-
 
 class AgentSettings(BaseModel):
     """Budgets and thresholds of the guarded loop. Where the seeds disagree, the choice is a setting."""
@@ -50,16 +45,14 @@ class AgentSettings(BaseModel):
     relevance_drop: float = Field(0.5, gt=0, lt=1, description="A top score below this share of the best so far is a drop in relevance.")
     max_lm_failures: int = Field(3, ge=1, description="This many unusable LM replies in a row stop the search.")
     reader_min_confidence: float = Field(READER_MIN_CONFIDENCE, ge=0, le=1,
-                                         description="The extractive reader answers only with a span whose sentence "
-                                         "supports the question at least this much (0-1); below it the answer says "
-                                         "what was found and that the exact answer was not. Calibrated on labeled "
-                                         "data (`deltaseek calibrate`), saved with a compiled program.")
+                                         description="The small profile passes a model's answer only where the "
+                                         "sentence holding it supports the question at least this much (0-1; the "
+                                         "reader's `question_support`). Tuned on labeled data "
+                                         "(`optimize --tune-settings`), saved with a compiled program.")
     reader_min_confidence_by_type: dict[AnswerType, Annotated[float, Field(ge=0, le=1)]] = Field(
         default_factory=lambda: dict(READER_MIN_CONFIDENCE_BY_TYPE),
-        description="The threshold for the spans of these answer types (person, entity, date, ...), in place of "
-        "`reader_min_confidence`: calibrated with it, for the types with enough labeled questions to measure.")
-    reader: ReaderKind = Field("learned", description="Which extractive reader picks spans and abstains: the "
-                               "learned one (`learned_reader`, weights as data) or the rule reader (`rules`).")
+        description="The threshold for the answers to these answer types (person, entity, date, ...), in place of "
+        "`reader_min_confidence`, for the types with enough labeled questions to measure.")
     budgets_from_task_kind: bool = Field(True, description="Let the task kind set soft/hard budgets (seed 004).")
     profile: ProfileName | None = Field(None, description="How much the program leans on the model (see "
                                         "`profile.SMALL` and `profile.CAPABLE`): `small` (compact prompts and calls, "
@@ -97,7 +90,7 @@ class AgentSettings(BaseModel):
                                          "profile, whose speed is its prompt length.")
 
     def reader_threshold(self, kind: str) -> float:
-        """The confidence a span of this answer type needs for the reader to answer with it."""
+        """The support a model's answer to this answer type needs to pass the small profile's check."""
         return self.reader_min_confidence_by_type.get(kind, self.reader_min_confidence)
 
 

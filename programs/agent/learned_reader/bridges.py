@@ -9,6 +9,7 @@ import re
 from dataclasses import dataclass
 
 from deltaseek.programs.agent.learned_reader.candidates import title_name
+from deltaseek.programs.agent.learned_reader.model import ReaderModel
 from deltaseek.programs.agent.learned_reader.questions import AnswerType
 from deltaseek.programs.agent.learned_reader.read import Extracted, extract_span
 from deltaseek.programs.text import meaningful_tokens, named_entities
@@ -36,8 +37,10 @@ BRIDGES = [
     re.compile(rf"\bthe (?:[a-z]+ ){{0,2}}?(?P<head>{HEADS}) (?P<clue>{ENTITY_RUN} (?:{CLAUSE}))"),
     # "the architect of the Vey Bridge" (not "the village of Tarn": that is its name)
     re.compile(rf"\bthe (?:[a-z]+ ){{0,2}}?(?P<head>{NAMED_BY_ROLE}) of (?P<clue>{ENTITY_RUN})"),
-    # "Tern Harbour's designer", "the Quill Press's founder"
-    re.compile(rf"(?P<clue>{ENTITY_RUN})['’]s (?:[a-z]+ ){{0,2}}?(?P<head>{HEADS})\b"),
+    # "the airport in birth place of X": a birthplace needs no article
+    re.compile(rf"\b(?:the )?(?P<head>birth ?place|hometown) of (?P<clue>{ENTITY_RUN})"),
+    # "Tern Harbour's designer", "the Quill Press's founder", "Ada Lind's city of birth"
+    re.compile(rf"(?P<clue>{ENTITY_RUN})['’]s (?:[a-z]+ ){{0,2}}?(?P<head>{HEADS})(?: of birth)?\b"),
 ]
 NAMED_KINDS = frozenset({"name", "title", "quoted"})
 """A bridge stands for a named thing: only these candidates resolve it."""
@@ -55,25 +58,24 @@ class Bridge:
 
     @property
     def kind(self) -> AnswerType:
-        noun = self.head.split()[0]  # a head of several words is named by its first
+        noun = self.head.replace("birth place", "birthplace").split()[0]  # a head of several words: its first names it
         return "place" if noun in PLACE_HEADS else "person" if noun in PERSON_HEADS else "entity"
 
 
-def bridge_phrase(question: str, patterns: list[re.Pattern] = BRIDGES, bridge: type[Bridge] = Bridge) -> Bridge | None:
+def bridge_phrase(question: str) -> Bridge | None:
     """The innermost bridge of the question (the last to start: bridges nest to the right), if
     the question asks something beyond it: "Who is the mayor of Tarn?" asks for the mayor itself,
-    "Where was the architect of the Vey Bridge born?" for something about the architect. A reader
-    with patterns of its own passes them and its `Bridge` type."""
+    "Where was the architect of the Vey Bridge born?" for something about the architect."""
     found = []
-    for pattern in patterns:
+    for pattern in BRIDGES:
         for m in pattern.finditer(question):
-            found.append(bridge(m.group("head"), m.group("clue").strip(), m.start(), m.end()))
+            found.append(Bridge(m.group("head"), m.group("clue").strip(), m.start(), m.end()))
             # where a clause's end is not marked, it may end with the name it holds, and the rest
             # is the outer question again
             named = re.search(ENTITY_RUN, m.group("clue"))
             if named and named.end() < len(m.group("clue").rstrip()):
                 end = m.start("clue") + named.end()
-                found.append(bridge(m.group("head"), question[m.start("clue"):end].strip(), m.start(), end))
+                found.append(Bridge(m.group("head"), question[m.start("clue"):end].strip(), m.start(), end))
     for bridge in sorted(found, key=lambda b: (-b.start, -b.end)):  # the longest reading of a clause first
         outside = question[:bridge.start] + " " + question[bridge.end:]
         if meaningful_tokens(bridge.clue) and meaningful_tokens(outside):
@@ -91,10 +93,12 @@ def clue_passages(bridge: Bridge, facts: list) -> tuple[set[str], list, list]:
     return named, about, naming
 
 
-def resolve_bridge(question: str, facts: list, asked: str = "") -> tuple[str, Extracted] | None:
+def resolve_bridge(question: str, facts: list, asked: str = "", reader: ReaderModel | None = None
+                   ) -> tuple[str, Extracted] | None:
     """The question with its innermost bridge replaced by the named thing the facts give for it,
     read like a question of its own: the head's type, near the clue's words, not the clue itself
-    nor anything else the question (or its `asked` original wording) names."""
+    nor anything else the question (or its `asked` original wording) names; scored by `reader`'s
+    weights (the program's own, else the shipped ones)."""
     bridge = bridge_phrase(question)
     if bridge is None or not facts:
         return None
@@ -103,18 +107,18 @@ def resolve_bridge(question: str, facts: list, asked: str = "") -> tuple[str, Ex
     for candidates in (about, naming):
         if candidates:
             found = extract_span(clue, bridge.kind, candidates, head=bridge.head, not_answers=f"{question} {asked}",
-                                 unlike=frozenset(named), kinds=NAMED_KINDS)
+                                 unlike=frozenset(named), kinds=NAMED_KINDS, reader=reader)
             if found is not None:
                 return question[:bridge.start] + found.span + question[bridge.end:], found
     return None
 
 
-def resolve_bridges(question: str, facts: list, hops: int = 3, resolve=resolve_bridge) -> str:
-    """The question with as many bridges resolved, innermost first, as the facts allow (by
-    `resolve`: a reader with its own `resolve_bridge` passes it)."""
+def resolve_bridges(question: str, facts: list, reader: ReaderModel | None = None, hops: int = 3) -> str:
+    """The question with as many bridges resolved, innermost first, as the facts allow, each by
+    `resolve_bridge` with `reader`'s weights."""
     original = question
     for _ in range(hops):
-        resolved = resolve(question, facts, asked=original)
+        resolved = resolve_bridge(question, facts, asked=original, reader=reader)
         if resolved is None:
             break
         question = resolved[0]

@@ -58,20 +58,19 @@ class Scored:
     score: float = 0.0
 
 
-def rank_sentences(question_terms: set[str], facts: list, subject_terms: frozenset[str] = frozenset(),
-                   fold: bool = True) -> list[tuple[float, str, object]]:
+def rank_sentences(question_terms: set[str], facts: list, subject_terms: frozenset[str] = frozenset()
+                   ) -> list[tuple[float, str, object]]:
     """(score, sentence, fact) for every sentence of the facts, best first: BM25 over the sentences
     themselves (bm25s), plus a share of the whole passage's overlap with the question, which carries
     the context a single sentence leaves to pronouns, and more for a passage naming the subject.
-    The sentences' words are read without their accents, as the question's are, unless not `fold`."""
+    The sentences' words are read without their accents, as the question's are."""
     import bm25s
 
     rows = [(s, fact) for fact in facts for s in sentences(fact.text)]
     if not rows or not question_terms:
         return []
     retriever = bm25s.BM25()
-    retriever.index([re.findall(r"\w+", fold_accents(s.lower()) if fold else s.lower()) for s, _ in rows],
-                    show_progress=False)
+    retriever.index([re.findall(r"\w+", fold_accents(s.lower())) for s, _ in rows], show_progress=False)
     terms = [t for t in question_terms if t in retriever.vocab_dict]
     if not terms:
         return []
@@ -88,11 +87,11 @@ def rank_sentences(question_terms: set[str], facts: list, subject_terms: frozens
     return sorted(ranked, key=lambda r: -r[0])
 
 
-def facts_by_relevance(question: str, facts: list, fold: bool = True) -> list:
+def facts_by_relevance(question: str, facts: list) -> list:
     """The facts ordered by their best sentence's rank against the question (those with no
-    sentence that shares a word with it last, in the order found; `fold` as `rank_sentences`)."""
+    sentence that shares a word with it last, in the order found): what a short prompt shows."""
     subject = frozenset(meaningful_tokens(" ".join(named_entities(question))))
-    ranked = list(dict.fromkeys(id(f) for _, _, f in rank_sentences(meaningful_tokens(question), facts, subject, fold)))
+    ranked = list(dict.fromkeys(id(f) for _, _, f in rank_sentences(meaningful_tokens(question), facts, subject)))
     order = {fact_id: i for i, fact_id in enumerate(ranked)}
     return sorted(facts, key=lambda f: order.get(id(f), len(order)))
 
