@@ -33,7 +33,7 @@ from deltaseek.errors import CorpusError, DeltaSeekError, IndexCacheError
 from deltaseek.programs.text import fold_accents, split_unspaced
 
 INDEX_FORMAT = 4
-"""4: text written without spaces indexed as pairs of characters, marks folded on Latin letters only.
+"""4: text written mostly without spaces indexed as pairs of characters, marks folded on Latin letters only.
 3: terms with their accents folded. 2: keyed by the bytes parsed; an index of format 1 may hold a
 replaced file's passages: never read."""
 MAX_LINE_BYTES = 1_000_000

@@ -61,9 +61,14 @@ _UNSPACED = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\u
 
 
 def split_unspaced(text: str) -> str:
-    """Text of scripts written without spaces cut into overlapping pairs of characters, so that a
-    word-based index can find it: "東京にあります" is indexed as "東京 京に にあ あり りま ます",
-    and a question holding "東京" meets it. A lone character stays as it is."""
+    """Text written mostly in scripts without spaces cut into overlapping pairs of characters, so
+    that a word-based index can find it: "東京にあります" is indexed as "東京 京に にあ あり りま
+    ます", and a question holding "東京" meets it. Text mostly in other scripts is left as it is (an
+    English passage that writes a name in Chinese in brackets keeps the name whole)."""
+    unspaced = sum(len(run) for run in _UNSPACED.findall(text))
+    if not unspaced or 2 * unspaced <= sum(c.isalpha() for c in text):
+        return text
+
     def pairs(match: re.Match) -> str:
         run = match.group(0)
         return " " + (" ".join(run[i:i + 2] for i in range(len(run) - 1)) if len(run) > 1 else run) + " "
