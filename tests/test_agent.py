@@ -373,15 +373,16 @@ OHIO = "Who is the lieutenant governor of Ohio?"
 
 
 def test_compact_calls_ask_only_for_the_outputs_the_loop_uses(bundled_index, use_lm):
-    # "What is DSPy?" asks for no typed span, so the evidence cannot decide and the model answers.
-    engine = ScriptedEngine(classify=classify("lookup"), step=lambda _: step("DSPy framework"),
-                            synthesize=lambda _: synth("DSPy is a framework for programming language models."))
-    pred = run(engine, [LocalCorpusSearch(bundled_index)], "What is DSPy?", use_lm, compact_prompts=True)
+    # "What is RubyKaigi?" asks for no typed span and no passage says what it is ("RubyKaigi is a ..."):
+    # the evidence cannot decide, and the model answers.
+    engine = ScriptedEngine(classify=classify("lookup"), step=lambda _: step("RubyKaigi conference"),
+                            synthesize=lambda _: synth("RubyKaigi is the largest conference about Ruby, held in Japan."))
+    pred = run(engine, [LocalCorpusSearch(bundled_index)], "What is RubyKaigi?", use_lm, compact_prompts=True)
     step_prompts = [text for kind, text in engine.prompts if kind == "step"]
     synth_prompts = [text for kind, text in engine.prompts if kind == "synthesize"]
     assert step_prompts and all("`new_evidence`" not in p and "`answerability`" not in p for p in step_prompts)
     assert len(synth_prompts) == 1 and "`caveats`" not in synth_prompts[0] and "`answer`" in synth_prompts[0]
-    assert pred.answer_origin == "lm" and "framework" in pred.answer
+    assert pred.answer_origin == "lm" and "conference" in pred.answer
 
 
 def test_compact_search_ends_without_a_step_call_once_the_facts_answer(bundled_index, use_lm):

@@ -343,6 +343,11 @@ def test_a_learned_reader_reads_a_question_naming_no_answer_type_and_leaves_a_de
     assert read_evidence(searched_pad(question, facts), reader=leaving).answerability == "untyped"
     definition = searched_pad("What is the Vey Bridge?", facts)
     assert read_evidence(definition, reader=shipped_reader()).answerability == "untyped"
+    # a sentence saying what it is answers it: "X is a ...", or a line "X: ..." (a docstring)
+    for said in ("The Vey Bridge is a stone bridge of 1911 over the Vey.", '"""Vey Bridge: the stone bridge of 1911."""'):
+        defined = searched_pad("What is the Vey Bridge?", [*facts, fact("d", "Bridges", said)])
+        reading = read_evidence(defined, reader=shipped_reader())
+        assert reading.answerability == "direct" and reading.spans[0].span == said
     assert asks_what_a_name_is("Who was Ida Brann?") and not asks_what_a_name_is("What is the capital of Tarn?")
 
 
@@ -356,3 +361,25 @@ def test_questions_naming_no_type_are_read_unless_the_dev_split_says_leaving_the
     unanswerable = [Question("q2", "What did the builders paint the piers with?", facts)]
     reads, read, left = choose_untyped_rule(reader, prepare(unanswerable))
     assert reads is False and left["abstention"] == 1.0 and read["abstention"] == 0.0
+
+
+def test_a_surname_alone_is_answered_with_the_full_name_the_facts_write():
+    from deltaseek.programs.agent.learned_reader.names import full_name
+    from deltaseek.programs.agent.scratchpad import Fact
+
+    own = Fact(source="b", title="Ida Brann", text="Ida Marie Brann led the guild. Brann retired in 1990.", step=1)
+    other = Fact(source="o", title="Ola Brann", text="Ola Brann was a sculptor.", step=1)
+    assert full_name("Brann", [other, own], own=own) == "Ida Brann"  # its own passage's title first
+    assert full_name("Brann", [other, own]) == "Ola Brann"
+    assert full_name("Tarbury", [Fact(source="t", title="Tarbury", text="Tarbury is a town.", step=1)]) is None
+
+
+def test_a_word_of_nationality_before_a_noun_is_no_place():
+    from deltaseek.programs.agent.learned_reader.names import used_as_adjective
+
+    sentence = "Ida Brann is a Veltrian painter. She was born in Tarbury, Veltria."
+    start = sentence.index("Veltrian")
+    assert used_as_adjective("Veltrian", sentence, start, start + len("Veltrian"))
+    start = sentence.index("Veltria.")
+    assert not used_as_adjective("Veltria", sentence, start, start + len("Veltria"))
+    assert not used_as_adjective("Tarbury", sentence, sentence.index("Tarbury"), sentence.index("Tarbury") + 7)

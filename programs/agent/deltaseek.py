@@ -106,7 +106,10 @@ class DeltaSeek(SavedState, MoveChecks, Finishing, dspy.Module):
             order = (first, *(strategy for strategy in order if strategy != first))
         pad.soft_budget, pad.hard_budget, pad.strategy_order = soft, hard, list(order)
         pad.max_searches = self.search_cap(pad)
-        pad.subject_presence = {subject: self.sources_name(subject) for subject in guard.question_subjects(pad.question)}
+        for subject in guard.question_subjects(pad.question):
+            said = self.tools_naming(subject)
+            pad.subject_presence[subject] = True if True in said.values() else None if None in said.values() else False
+            pad.subject_unknown_to[subject] = [name for name, says in said.items() if says is None]
 
     def step(self, pad: Scratchpad) -> Verdict | None:
         """One step: the model's move (or the program's), the checks, the call; a verdict ends the search."""
@@ -135,16 +138,16 @@ class DeltaSeek(SavedState, MoveChecks, Finishing, dspy.Module):
         self.execute(pad, call)
         return None
 
-    def sources_name(self, subject: str) -> bool | None:
-        """Whether any tool's collection names the subject: True if one does, False if every tool
-        can tell and none does, None when no tool can tell (see `SearchTool.names`)."""
-        said = []
-        for tool in self.tools.values():
+    def tools_naming(self, subject: str) -> dict[str, bool | None]:
+        """Whether each tool's collection names the subject: True, False, or None when the tool
+        cannot tell (see `SearchTool.names`)."""
+        said = {}
+        for name, tool in self.tools.items():
             try:
-                said.append(tool.names(subject))
+                said[name] = tool.names(subject)
             except Exception:  # a tool that cannot answer this cannot tell
-                said.append(None)
-        return True if True in said else None if None in said else False
+                said[name] = None
+        return said
 
     def task_kind(self, pad: Scratchpad) -> str:
         """The question's own words decide; where no rule matches them, a lookup, or the LM's

@@ -15,6 +15,7 @@ from deltaseek.programs.agent.learned_reader import (Extracted, ReaderModel, bri
                                                      compare_options, compare_pair, expected_answer_types,
                                                      extract_answer, fits_type, metric_phrase, question_parts,
                                                      resolve_bridges, sentences, shipped_reader, states_the_metric)
+from deltaseek.programs.agent.learned_reader.descriptions import description
 from deltaseek.programs.agent.scratchpad import Fact, Scratchpad
 from deltaseek.programs.text import NUMBER_WORDS, QUESTION_WORDS, meaningful_tokens, named_entities, stems, stopwords
 
@@ -85,6 +86,8 @@ def read_evidence(pad: Scratchpad, reader: ReaderModel | None = None) -> Reading
     if compared:  # two named things and an attribute: each side read, the answer from the comparison
         return Reading(spans=[compared], answerability="direct")
     kinds = expected_answer_types(pad.question)
+    if kinds == ["other"] and (described := description(pad.question, pad.facts)):
+        return Reading(spans=[described], answerability="direct")  # "What is X?": the sentence saying what X is
     if set(kinds) <= {"other", "yes_no"} and not reads_untyped(pad.question, kinds, reader):
         if unfollowed_bridge(pad, reader):
             return Reading(answerability="unknown")  # whatever the LM claims, a hop is still to search

@@ -130,7 +130,7 @@ def subjects_missing_from_facts(pad: Scratchpad) -> list[str]:
     collection holds is not missing because the passages read so far are about something else."""
     said = facts_text(pad)
     evidence = meaningful_tokens(said) | acronyms(said)
-    searched = [meaningful_tokens(c.query) for c in pad.executed_calls if not c.status.failed]
+    searched = [(c.tool, meaningful_tokens(c.query)) for c in pad.executed_calls if not c.status.failed]
     missing = []
     runs = name_runs(pad.question, question_subjects(pad.question))
     for subject in question_subjects(pad.question):
@@ -139,7 +139,10 @@ def subjects_missing_from_facts(pad: Scratchpad) -> list[str]:
                                                                 evidence):
             continue
         known = pad.subject_presence.get(subject)
-        if known is False or known is None and any(terms <= q for q in searched):
+        # where tools cannot tell, a search naming it must have run on each of them (a folder of
+        # code is still to search when the corpus lacks the name)
+        named_by = {tool for tool, query in searched if terms <= query}
+        if known is False or known is None and named_by and set(pad.subject_unknown_to.get(subject, ())) <= named_by:
             missing.append(subject)
     return missing
 

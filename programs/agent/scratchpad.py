@@ -90,6 +90,9 @@ class Scratchpad(BaseModel):
     answerability: AnswerabilityStatus = "unknown"
     """The final label, set once, with the answer."""
     subject_presence: dict[str, bool | None] = Field(default_factory=dict)
+    subject_unknown_to: dict[str, list[str]] = Field(default_factory=dict)
+    """For each subject of the question, the tools that cannot tell whether they hold it: only a
+    search naming it on each of them shows it missing."""
     """For each subject of the question, whether the tools hold a passage naming it (None: no tool can tell)."""
     model_unusable: bool = False
     """The model's replies could not be used this many times in a row that the program went on alone."""

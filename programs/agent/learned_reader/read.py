@@ -17,6 +17,7 @@ from deltaseek.programs.agent.learned_reader.features import (COMMON_HEADS, PAST
                                                           lowercase_words, question_view, rarity, sentence_view,
                                                           stems_of, support)
 from deltaseek.programs.agent.learned_reader.model import BEST_FEATURES, ReaderModel, shipped_reader
+from deltaseek.programs.agent.learned_reader.names import full_name, used_as_adjective
 from deltaseek.programs.agent.learned_reader.questions import AnswerType, sentences
 from deltaseek.programs.text import fold_accents, meaningful_tokens, named_entities, stem, stopwords
 
@@ -244,8 +245,13 @@ def extract_span(question: str, kind: AnswerType, facts: list, extra_terms: set[
     rows = score_rows(candidate_rows(question, kind, facts, extra_terms, not_answers, unlike, head, kinds), reader)
     if not rows:
         return None
+    if kind == "place":  # "a Veltrian painter" says what kind of painter, not where
+        rows = [r for r in rows if not used_as_adjective(r.candidate.text, r.sentence.text, r.candidate.start,
+                                                         r.candidate.end)] or rows
     top = max(rows, key=lambda r: r.score)
     confidence = reader.answerability.probability(summary_features(rows, kind))
-    return Extracted(top.candidate.text.strip(" ,;:"), top.sentence.text, top.sentence.fact.source, kind,
-                     top.score, round(confidence, 4))
+    span = top.candidate.text.strip(" ,;:")
+    if kind == "person":  # a surname alone is the person the facts name in full
+        span = full_name(span, facts, own=top.sentence.fact) or span
+    return Extracted(span, top.sentence.text, top.sentence.fact.source, kind, top.score, round(confidence, 4))
 

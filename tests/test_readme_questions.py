@@ -1,0 +1,53 @@
+"""Every question the README asks with `deltaseek ask` is run on the real embedded model over the
+default corpus (marked `embedded`), and its answer is the one the README implies. A question the
+README adds without an expected answer here fails the test."""
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from deltaseek.cli import main
+
+README = Path(__file__).resolve().parents[1] / "README.md"
+EXPECTED = {
+    "Who is the lieutenant governor of Ohio?": (["Jim Tressel"], "direct"),
+    "Where was the creator of Ruby born?": (["Osaka Prefecture"], "direct"),
+    "What is the population of Xyzzyville?": (["No information found"], "unlikely"),
+    "Who created Ruby and when was he born?": (["Matsumoto", "1965"], "direct"),
+    "What is the VectorStore interface?": (["VectorStore interface"], "direct"),
+}
+"""What each README question must answer: words the answer holds, and its answerability."""
+VECTOR_STORE = '''class VectorStore:
+    """The VectorStore interface: add(texts) stores passages with their embeddings, and
+    search(query, k) returns the k passages nearest to the query."""
+'''
+"""The folder of code the README's `files:./src` example searches, written by the test."""
+
+
+def readme_asks() -> list[tuple[str, str]]:
+    """Each `deltaseek ask "QUESTION" OPTIONS` command of the README with a question of its own."""
+    asked = re.findall(r'deltaseek ask "([^"]+)"([^#`\n]*)', README.read_text())
+    return [(q, options.strip()) for q, options in asked if q != "..."]
+
+
+def test_every_readme_question_has_its_expected_answer_here():
+    assert {q for q, _ in readme_asks()} == set(EXPECTED)
+
+
+@pytest.mark.embedded
+@pytest.mark.parametrize("question, options", readme_asks())
+def test_a_readme_question_is_answered_as_the_readme_implies(question, options, capsys, tmp_path, monkeypatch):
+    argv = ["ask", question, "--json"]
+    tools = re.search(r"--tools (\S+)", options)
+    if tools and "files:" in tools.group(1):  # the folder of code is the test's own; the web is not reached
+        (tmp_path / "src").mkdir()
+        (tmp_path / "src" / "vector_store.py").write_text(VECTOR_STORE)
+        monkeypatch.chdir(tmp_path)
+        argv += ["--tools", tools.group(1)]
+    assert main(argv) == 0
+    record = json.loads(capsys.readouterr().out)
+    words, answerability = EXPECTED[question]
+    assert all(word in record["answer"] for word in words), record["answer"]
+    assert record["answerability"] == answerability, record["answer"]
