@@ -11,6 +11,7 @@ from optuna.distributions import CategoricalDistribution
 
 from deltaseek import AgentSettings, DeltaSeek, combined_metric
 from deltaseek.optimize.scenario_lms import scenario_lm
+from deltaseek.programs.agent.prompting import prompt_facts, rendered_scratchpad
 from deltaseek.optimize.tracking import Tracker
 from deltaseek.optimize.tune import (SEARCH_SPACE, format_trials, sampler_for, settings_update, subspace,
                                      tune_settings)
@@ -136,8 +137,8 @@ def test_prompt_facts_sets_how_many_facts_a_prompt_shows(tools, compact, setting
     program = DeltaSeek(tools=tools, settings=AgentSettings(compact_prompts=compact, prompt_facts=setting))
     pad = Scratchpad(question="Who built the iron bridge over the Vey?")
     pad.facts = [Fact(source=f"p{n}", title=f"Passage {n}", text=f"Text {n} of the Vey.", step=1) for n in range(9)]
-    assert len(program.prompt_facts(pad)) == shown
-    assert program.render(pad).count("\n- [p") == shown
+    assert len(prompt_facts(pad, program.profile(pad))) == shown
+    assert rendered_scratchpad(pad, program.profile(pad)).count("\n- [p") == shown
 
 
 def test_no_first_strategy_choice_repeats_the_kind_s_own_order():

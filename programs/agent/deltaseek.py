@@ -15,21 +15,21 @@ import dspy
 
 from deltaseek.errors import ProgramFileError, ToolConfigError
 from deltaseek.programs.agent import guardrails as guard
-from deltaseek.programs.agent.evidence import Reading, read_evidence, unexplored_meaning
+from deltaseek.programs.agent.evidence import Reading, read_evidence
 from deltaseek.programs.agent.fallbacks import clean_items, heuristic_task_kind
 from deltaseek.programs.agent.final import Finishing
-from deltaseek.programs.agent.learned_reader import ReaderModel, facts_by_relevance, shipped_reader
+from deltaseek.programs.agent.learned_reader import ReaderModel, shipped_reader
 from deltaseek.programs.agent.lm_faults import raise_if_fatal, record_lm_fault
 from deltaseek.programs.agent.moves import Move, MoveChecks, move_outputs, trace_what_was_done
-from deltaseek.programs.agent.policy import Verdict, answerability_settled, stop_verdict
+from deltaseek.programs.agent.policy import Verdict, answerability_settled, steering, stop_verdict
 from deltaseek.programs.agent.profile import SMALL, Profile, choose_profile, profile_for
 from deltaseek.programs.agent.program_file import shipped_program_path
+from deltaseek.programs.agent.prompting import observation, rendered_scratchpad, step_guidance
 from deltaseek.programs.agent.question import check_question
 from deltaseek.programs.agent.saved_state import CALIBRATED_SETTINGS, SavedState
 from deltaseek.programs.agent.scratchpad import Fact, Scratchpad, StepRecord, ToolCall
 from deltaseek.programs.agent.settings import TASK_PROFILES, AgentSettings
 from deltaseek.programs.tools.base import SearchTool, ToolResult, ToolStatus
-from deltaseek.programs.tools.feedback import format_observation
 from deltaseek.programs.tools.registry import build_tools
 from deltaseek.signatures import (ANSWERABILITY, ClassifyTask, DiversifyQuery, JudgeAnswerability, StepDelta,
                                   StopReason, Synthesize, compact_signature, step_delta_for_tools)
@@ -83,7 +83,7 @@ class DeltaSeek(SavedState, MoveChecks, Finishing, dspy.Module):
         self.begin(pad)
         stop: StopReason | None = None
         while stop is None:  # a named check ends the search (policy.STOP_CHECKS), else one more step
-            verdict = stop_verdict(self, pad) or self.step(pad)
+            verdict = stop_verdict(pad, self.settings, self.profile(pad)) or self.step(pad)
             if verdict is not None:
                 stop, pad.stop_because = verdict.stop, verdict.because
                 pad.answered_by = verdict.answered_by
@@ -120,10 +120,10 @@ class DeltaSeek(SavedState, MoveChecks, Finishing, dspy.Module):
         if pad.executed_calls and move.synthesize:
             if move.origin != "program":
                 return Verdict("answered", "the model asked for the answer", "model")
-            if self.steering(pad) == "direct":
+            if steering(pad) == "direct":
                 return Verdict("answered", "the facts hold a typed answer", "evidence")
             return Verdict("answered", "no query of the program's own is left", "program")
-        if pad.executed_calls and (verdict := answerability_settled(self, pad)):
+        if pad.executed_calls and (verdict := answerability_settled(pad, self.settings, self.profile(pad))):
             return verdict
         if move.synthesize:  # tool first: no answer before one search has run
             move = Move(False, self.tool_names[0], pad.question, "tool_first", prediction=move.prediction)
@@ -174,7 +174,7 @@ class DeltaSeek(SavedState, MoveChecks, Finishing, dspy.Module):
                       f"the model's last {pad.replaced_moves_in_a_row} move(s) were replaced by the checks")
             return self.program_move(pad, proposed="", reason=reason) or \
                 Move(True, origin="program", replaced_because=reason)
-        guidance = self.guidance(pad)
+        guidance = step_guidance(pad, self.profile(pad), self.tools)
         pad.notes.clear()
         signature = self.step_delta.signature
         if self.profile(pad).brief_prompts or not pad.executed_calls:
@@ -183,7 +183,7 @@ class DeltaSeek(SavedState, MoveChecks, Finishing, dspy.Module):
             signature = compact_signature(signature, StepDelta)
         try:
             out = self.call_lm(pad, self.step_delta, signature=signature, question=pad.question, step=record.step,
-                                  scratchpad=self.render(pad), guidance=guidance)
+                                  scratchpad=rendered_scratchpad(pad, self.profile(pad)), guidance=guidance)
         except Exception as exc:  # a parse error or a bad reply must not escape forward()
             raise_if_fatal(exc)
             record_lm_fault(pad, "step", exc)
@@ -214,18 +214,6 @@ class DeltaSeek(SavedState, MoveChecks, Finishing, dspy.Module):
             pad.program_leads = True
             pad.steps[-1].note += (("; " if pad.steps[-1].note else "") + "the program makes the next moves: the "
                                    f"model's last {pad.replaced_moves_in_a_row} move(s) were replaced")
-
-    def steering(self, pad: Scratchpad) -> str:
-        """The answerability that steers the search, from the two kept apart on the scratchpad:
-        the evidence's reading where it can decide (a 135M model says "unlikely" out of habit),
-        the model's claim where it cannot (the question names no answer type to look for)."""
-        reading, claimed = pad.evidence_answerability, pad.claimed_answerability or "unknown"
-        if reading == "untyped":
-            return claimed
-        open_leads = guard.uncovered_terms(pad) or unexplored_meaning(pad)
-        if reading == "proxy_only" and claimed != "proxy_only" and open_leads and self.steps_left(pad):
-            return "unknown"  # proxies so far, the model does not agree, and a lead is open: follow it first
-        return reading
 
     def learned_reader(self) -> ReaderModel:
         """The reader's weights the program reads with: its own, else the shipped ones."""
@@ -271,31 +259,6 @@ class DeltaSeek(SavedState, MoveChecks, Finishing, dspy.Module):
         pad.lm_calls += 1
         return predictor(**inputs)
 
-    def evidence_answers(self, pad: Scratchpad) -> bool:
-        """Where the profile lets the evidence decide (or no model moves), a typed answer in the
-        facts, with every term of the question covered, ends the search without another step call:
-        a small model's step at that point could only repeat it."""
-        return ((self.profile(pad).evidence_decides or pad.program_moves) and bool(pad.executed_calls)
-                and self.steering(pad) == "direct" and not guard.uncovered_terms(pad))
-
-    def prompt_facts(self, pad: Scratchpad, count: int | None = None) -> list[Fact]:
-        """The `count` facts a prompt shows (by default the step's): the most relevant to the
-        question, or the last found."""
-        count = count or self.profile(pad).step_facts
-        if self.profile(pad).facts_by_relevance:
-            return facts_by_relevance(pad.question, pad.facts)[:count]
-        return pad.facts[-count:]
-
-    def render(self, pad: Scratchpad) -> str:
-        profile = self.profile(pad)
-        return pad.render(profile.step_fact_chars, facts=self.prompt_facts(pad, profile.step_facts),
-                          brief=profile.brief_prompts)
-
-    @staticmethod
-    def steps_left(pad: Scratchpad) -> bool:
-        """Room for one more search and the answer after it."""
-        return pad.step < pad.hard_budget - 1
-
     def execute(self, pad: Scratchpad, move: Move) -> None:
         try:
             result = self.tools[move.tool](move.query, seen=frozenset(f.source for f in pad.facts))
@@ -312,16 +275,10 @@ class DeltaSeek(SavedState, MoveChecks, Finishing, dspy.Module):
         pad.tool_calls.append(call)
         call.new_facts = pad.add_facts(facts)
         pad.evidence_answerability = self.read(pad).answerability
-        observation = self.observe(pad, result, guard.next_unused_strategy(pad))
-        pad.steps[-1].observation = observation
-        pad.notes.append(observation)
+        observed = observation(pad, result, self.tool_names, self.profile(pad), guard.next_unused_strategy(pad))
+        pad.steps[-1].observation = observed
+        pad.notes.append(observed)
         self.check_refinement(pad)
-
-    def observe(self, pad: Scratchpad, result: ToolResult, strategy: str | None = None) -> str:
-        """What the LM reads about a tool result, with next steps that name only untried moves."""
-        alternatives = guard.untried_tools(pad, result.query, self.tool_names, exclude=result.tool)
-        return format_observation(result, pad.tried_queries, alternatives, strategy,
-                                  brief=self.profile(pad).brief_prompts)
 
     def check_refinement(self, pad: Scratchpad) -> None:
         """Weak results call for a refined query; a streak of them calls for an answerability judgment
@@ -344,18 +301,6 @@ class DeltaSeek(SavedState, MoveChecks, Finishing, dspy.Module):
             except Exception as exc:
                 raise_if_fatal(exc)  # without a judgment the exhaustion guard still ends the search
                 record_lm_fault(pad, "judge", exc)
-
-    def guidance(self, pad: Scratchpad) -> str:
-        """What the step about to run reads besides the scratchpad (its record is already on the pad)."""
-        if self.profile(pad).brief_prompts:  # the names alone: the step's tool field already lists them
-            tools = ", ".join(self.tools)
-        else:
-            tools = "; ".join(text.TOOL_ENTRY.format(name=t.name, description=t.description) for t in self.tools.values())
-        parts = [text.TOOLS_LINE.format(tools=tools), text.budget_guidance(pad.step - 1, pad.soft_budget, pad.hard_budget)]
-        if not pad.executed_calls:
-            parts.append(text.START.format(strategy=pad.strategy_order[0], plan=" -> ".join(pad.plan)))
-        parts += pad.notes[-2:]
-        return "\n".join(parts)
 
 
 def shipped_program(tools: list[SearchTool] | None = None, settings: AgentSettings | None = None) -> DeltaSeek:

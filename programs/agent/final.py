@@ -16,6 +16,7 @@ from deltaseek.programs.agent.fallbacks import clean_items
 from deltaseek.programs.agent.lm_faults import lm_fault_caveats, raise_if_fatal, record_lm_fault
 from deltaseek.programs.agent.moves import Move, trace_what_was_done
 from deltaseek.programs.agent.learned_reader import expected_answer_types
+from deltaseek.programs.agent.prompting import prompt_facts
 from deltaseek.programs.agent.scratchpad import Scratchpad
 from deltaseek.signatures import StopReason, Synthesize, compact_signature
 from deltaseek.signatures import guidance as text
@@ -105,7 +106,7 @@ class Finishing:
         """The LM's proposed answer; an LM failure is an empty proposal, never a crash."""
         profile = self.profile(pad)
         facts = [f"[{f.source}] {f.title}: {f.text[:profile.synthesis_fact_chars]}"
-                 for f in self.prompt_facts(pad, profile.synthesis_facts)]
+                 for f in prompt_facts(pad, profile, profile.synthesis_facts)]
         signature = self.synthesize.signature
         if profile.brief_prompts:  # the answer alone: caveats and assumptions come from the program's state
             signature = compact_signature(signature, Synthesize)

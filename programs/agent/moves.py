@@ -16,6 +16,8 @@ from deltaseek.programs.agent.evidence import unexplored_meaning
 from deltaseek.programs.agent.fallbacks import heuristic_query
 from deltaseek.programs.agent.learned_reader import ReaderModel
 from deltaseek.programs.agent.lm_faults import raise_if_fatal, record_lm_fault
+from deltaseek.programs.agent.policy import steering, steps_left
+from deltaseek.programs.agent.prompting import observation
 from deltaseek.programs.agent.scratchpad import Scratchpad, StepRecord, ToolCall
 from deltaseek.programs.agent.text_calls import parse_text_tool_call
 from deltaseek.programs.text import meaningful_tokens, named_entities
@@ -48,7 +50,7 @@ class MoveChecks:
         the sources use in several senses is unsearched (the answer must say how it was read)."""
         if move.synthesize:
             refinements = self.profile(pad).refinements_before_answer
-            premature = (pad.executed_calls and self.steering(pad) == "unknown" and self.steps_left(pad)
+            premature = (pad.executed_calls and steering(pad) == "unknown" and steps_left(pad)
                          and guard.next_unused_strategy(pad) is not None
                          and (refinements is None or len(pad.executed_calls) <= refinements
                               or unexplored_meaning(pad) is not None))
@@ -61,7 +63,7 @@ class MoveChecks:
             return move
         proposed = "synthesize" if move.synthesize else move.query
         answer_now = Move(True, origin="program", proposed=proposed, replaced_because=reason)
-        if not move.synthesize and self.steering(pad) == "direct":
+        if not move.synthesize and steering(pad) == "direct":
             # the facts already hold a typed answer: the program's best move is to answer
             pad.steps[-1].note = f"replaced {move.query!r}: {reason}; the facts already answer the question"
             return answer_now
@@ -148,7 +150,7 @@ class MoveChecks:
                                        origin=move.origin, proposed=move.proposed,
                                        replaced_because=move.replaced_because))
         blocked = ToolResult(tool=move.tool, query=move.query, status=ToolStatus.BLOCKED, note=reason)
-        pad.notes.append(self.observe(pad, blocked))
+        pad.notes.append(observation(pad, blocked, self.tool_names, self.profile(pad)))
 
 
 def program_queries(pad: Scratchpad, reader: ReaderModel):

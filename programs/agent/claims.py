@@ -1,0 +1,89 @@
+"""What an answer claims, read through the sentence around it.
+
+A capable model writes its answer in a sentence: "According to the passages, the answer is Ada
+Lind.", "I believe it is no.", "Ada Lind is the answer, as the sources show." The checks
+(`checks.py`) test the claim, never the frame: a lead-in clause about the passages or about
+answering, a label ("Answer:"), a reporting frame ("I believe that", "The passages state that"),
+"the answer is", "it is", a closing "as the passages show" or "is the answer", and the words
+about the passages themselves. Each frame is a general pattern of English, written here with
+hand-made examples.
+"""
+
+from __future__ import annotations
+
+import re
+
+from deltaseek.programs.text import named_entities, stopwords
+
+EVIDENCE_TALK = frozenset("""passage passages source sources fact facts evidence text texts document documents context
+provided read found say says said state states stated mention mentions mentioned according based given search searches
+show shows showed shown indicate indicates indicated suggest suggests suggested confirm confirms confirmed""".split())
+"""Words an answer uses about the passages themselves ("the passages say that", "according to the
+sources"): framing, not a claim of its own to find in them."""
+FRAME_WORDS = frozenset("""answer answers question correct final short response reply likely probably possibly
+apparently clearly think believe conclude conclusion can could would say seems seem appears appear""".split())
+"""Words a sentence uses about answering ("the correct answer is", "I believe", "it seems"): the
+frame around a claim, never a claim of their own."""
+_LEAD_IN = re.compile(r"^\s*([^,:;!?]{1,60})[,:;!]\s+(?=\S)")
+LEAD_IN_WORDS = 6
+"""A clause before the first comma this short that names nothing frames the answer ("Based on the
+passages,", "Certainly!", "In short:"); a longer one, or one with a name or a number, is a claim."""
+_FRAMES = [re.compile(p, re.I) for p in (
+    r"^\s*(?:\*\*|__|[\"'“‘`])+|(?:\*\*|__|[\"'”’`])+(?=[.!]?\s*$)",  # markdown bold, quotes round the answer
+    r"^\s*(?:the\s+)?(?:final\s+|short\s+|correct\s+)?answer\s*:\s*",  # a label: "Answer: ..."
+    r"^\s*(?:i|we)\s+(?:can\s+|could\s+|would\s+|do\s+)?(?:say|think|believe|conclude|see|note|found|find)\s+(?:that\s+)?",
+    r"^\s*(?:the\s+|these\s+|those\s+)?(?:passages?|sources?|facts?|texts?|documents?|evidence|searches|results?)"
+    r"(?:\s+\w+){0,3}?\s+(?:say|says|state|states|show|shows|indicate|indicates|suggest|suggests|mention|mentions|"
+    r"confirm|confirms|tell us|make clear)\s+(?:that\s+)?",
+    r"^\s*(?:the\s+|my\s+)?(?:(?:correct|final|short|likely|best|right)\s+)?answer(?:\s+to\s+(?:the|this|your)\s+"
+    r"question)?\s+(?:is|was|would\s+be|must\s+be|appears\s+to\s+be|seems\s+to\s+be)\s*:?\s+",
+    r"^\s*(?:it|this|that)\s+(?:is|was|would\s+be|must\s+be|appears\s+to\s+be|seems\s+to\s+be)\s+(?=\S)",
+    r",?\s+(?:as|according\s+to|based\s+on|per|from)\s+(?:the|what|these|those)\s+(?:\w+\s+){0,3}?"
+    r"(?:passages?|sources?|facts?|texts?|documents?|searches|results?)(?:\s+\w+){0,2}?(?=[.!]?\s*$)",
+    r"\s+(?:is|was|would\s+be)\s+the\s+(?:(?:correct|final|right|likely)\s+)?answer(?=[.!]?\s*$)",
+)]
+"""Frames a sentence puts round its claim, each a general pattern of English: "Answer: X",
+"I think that X", "The passages state that X", "The answer is X", "It is X", "X, as the
+passages show", "X is the answer". What the frame leaves is what is checked."""
+
+
+BEING = frozenset("is was are were has had have will would".split())
+ONE_WORD_LEAD_INS = frozenset("certainly sure well okay ok so thus therefore hence indeed overall briefly "
+                              "essentially basically clearly".split())
+
+
+SUMMING_UP = frozenset("short brief summary sum conclusion overall words results result reading information".split())
+
+
+def frames_the_answer(clause: str) -> bool:
+    """Whether a clause before the first comma frames the answer rather than claims: at most
+    `LEAD_IN_WORDS` words, no number and no name after its first word, no verb of being after a
+    word of its own ("a miller was the answer", "Reading is ..."), and words about the passages,
+    about answering or about summing up ("According to the passages,", "Based on what was found,",
+    "To answer the question,", "In short,"). Any other clause may be the answer itself ("its
+    difficulty, as ...", "Yes, ...", "Paris, France"); of lone words only those that merely frame
+    pass ("Certainly!")."""
+    words = [w.lower().strip(".!?\"'") for w in clause.split()]
+    if len(words) > LEAD_IN_WORDS or re.search(r"\d", clause) or named_entities(" ".join(clause.split()[1:])):
+        return False
+    if len(words) == 1 or words[0] in ("yes", "no"):
+        return words[0] in ONE_WORD_LEAD_INS
+    framing = stopwords() | FRAME_WORDS | EVIDENCE_TALK
+    if any(word in BEING and before not in framing for before, word in zip(words, words[1:])):
+        return False
+    return any(word in EVIDENCE_TALK | FRAME_WORDS | SUMMING_UP for word in words)
+
+
+def claim(answer: str) -> str:
+    """What the answer asserts, without its framing: a short lead-in clause that names nothing,
+    the frames of `_FRAMES` (as often as they are stacked), and the words about the passages
+    themselves. "Based on the passages, the answer is Ada Lind." claims "Ada Lind."; "In 1903,
+    Ada Lind founded it." keeps its year."""
+    before = None
+    while before != answer:
+        before = answer
+        if (lead := _LEAD_IN.match(answer)) and frames_the_answer(lead.group(1)):
+            answer = answer[lead.end():]
+        for frame in _FRAMES:
+            answer = frame.sub("", answer, count=1)
+    return " ".join(w for w in answer.split() if w.lower().strip(".,;:!?\"'") not in EVIDENCE_TALK | FRAME_WORDS)
