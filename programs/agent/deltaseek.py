@@ -28,8 +28,8 @@ from deltaseek.programs.agent.prompting import observation, rendered_scratchpad,
 from deltaseek.programs.agent.question import check_question
 from deltaseek.programs.agent.saved_state import CALIBRATED_SETTINGS, SavedState
 from deltaseek.programs.agent.scratchpad import Fact, Scratchpad, StepRecord, ToolCall
-from deltaseek.programs.agent.settings import TASK_PROFILES, AgentSettings
-from deltaseek.programs.tools.base import SearchTool, ToolResult, ToolStatus
+from deltaseek.programs.agent.settings import AgentSettings, run_budgets
+from deltaseek.programs.tools.base import SearchTool, ToolResult, ToolStatus, tools_naming
 from deltaseek.programs.tools.registry import build_tools
 from deltaseek.signatures import (ANSWERABILITY, ClassifyTask, DiversifyQuery, JudgeAnswerability, StepDelta,
                                   StopReason, Synthesize, compact_signature, step_delta_for_tools)
@@ -66,7 +66,6 @@ class DeltaSeek(SavedState, MoveChecks, Finishing, dspy.Module):
         self.judge = dspy.Predict(JudgeAnswerability)
         self.classify = dspy.Predict(ClassifyTask)
         self.synthesize = dspy.Predict(Synthesize)
-        self._task_kinds: dict[str, str] = {}
 
     @property
     def tool_names(self) -> list[str]:
@@ -92,22 +91,15 @@ class DeltaSeek(SavedState, MoveChecks, Finishing, dspy.Module):
     # --- the steps of the loop -------------------------------------------------
 
     def begin(self, pad: Scratchpad) -> None:
-        """Choose the profile; classify the task (cached per question): the kind sets budgets, plan
-        and strategy order."""
+        """Choose the profile; classify the task: the kind sets budgets, plan and strategy order;
+        ask each tool whether it holds each subject of the question."""
         pad.profile, pad.profile_because, pad.profile_follows_replies = choose_profile(self.settings, self.lm())
-        kind = self.task_kind(pad)
-        soft, hard, order = TASK_PROFILES[kind]
-        if not self.settings.budgets_from_task_kind:
-            soft, hard = self.settings.soft_budget, self.settings.hard_budget
-        else:  # the settings are ceilings the kind can only tighten
-            soft, hard = min(soft, self.settings.soft_budget), min(hard, self.settings.hard_budget)
-        pad.task_kind, pad.plan = kind, text.PLANS[kind]
-        if first := self.settings.first_strategies.get(kind):
-            order = (first, *(strategy for strategy in order if strategy != first))
-        pad.soft_budget, pad.hard_budget, pad.strategy_order = soft, hard, list(order)
+        pad.task_kind = self.task_kind(pad)
+        pad.plan = text.PLANS[pad.task_kind]
+        pad.soft_budget, pad.hard_budget, pad.strategy_order = run_budgets(self.settings, pad.task_kind)
         pad.max_searches = self.search_cap(pad)
         for subject in guard.question_subjects(pad.question):
-            said = self.tools_naming(subject)
+            said = tools_naming(self.tools, subject)
             pad.subject_presence[subject] = True if True in said.values() else None if None in said.values() else False
             pad.subject_unknown_to[subject] = [name for name, says in said.items() if says is None]
 
@@ -138,31 +130,16 @@ class DeltaSeek(SavedState, MoveChecks, Finishing, dspy.Module):
         self.execute(pad, call)
         return None
 
-    def tools_naming(self, subject: str) -> dict[str, bool | None]:
-        """Whether each tool's collection names the subject: True, False, or None when the tool
-        cannot tell (see `SearchTool.names`)."""
-        said = {}
-        for name, tool in self.tools.items():
-            try:
-                said[name] = tool.names(subject)
-            except Exception:  # a tool that cannot answer this cannot tell
-                said[name] = None
-        return said
-
     def task_kind(self, pad: Scratchpad) -> str:
         """The question's own words decide; where no rule matches them, a lookup, or the LM's
         class when `classify_with_lm` asks for one (a call beyond the steps + 1 budget)."""
-        question = pad.question
-        if question not in self._task_kinds:
-            kind = heuristic = heuristic_task_kind(question)
-            if kind == "lookup" and self.settings.classify_with_lm:
-                try:
-                    kind = self.call_lm(pad, self.classify, question=question).kind
-                except Exception as exc:  # any LM failure but an unusable LM falls back to the heuristic
-                    raise_if_fatal(exc)
-                    kind = None
-            self._task_kinds[question] = kind if kind in text.PLANS else heuristic
-        return self._task_kinds[question]
+        kind = heuristic = heuristic_task_kind(pad.question)
+        if kind == "lookup" and self.settings.classify_with_lm:
+            try:
+                kind = self.call_lm(pad, self.classify, question=pad.question).kind
+            except Exception as exc:  # any LM failure but an unusable LM falls back to the heuristic
+                raise_if_fatal(exc)
+        return kind if kind in text.PLANS else heuristic
 
     def propose_move(self, pad: Scratchpad) -> Move | None:
         record = StepRecord(step=pad.step + 1)

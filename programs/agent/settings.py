@@ -127,3 +127,17 @@ searches bring passages about other things for the reader to pass over. Measured
 compiled on SQuAD's train split, two searches scored best of none / 1 / 2 / 3, and held out its
 F1 rose 3 points; on MuSiQue, whose questions take two to four hops, the same cap on every kind cost 7
 points of EM, so the other kinds keep their budgets alone."""
+
+
+def run_budgets(settings: AgentSettings, kind: TaskKind) -> tuple[int, int, list[str]]:
+    """The soft and hard step budgets and the strategy order a run of this kind of task gets: the
+    kind's (`TASK_PROFILES`), which the settings' budgets cap (or replace, when
+    `budgets_from_task_kind` is off), with the settings' first strategy for the kind put first."""
+    soft, hard, order = TASK_PROFILES[kind]
+    if not settings.budgets_from_task_kind:
+        soft, hard = settings.soft_budget, settings.hard_budget
+    else:  # the settings are ceilings the kind can only tighten
+        soft, hard = min(soft, settings.soft_budget), min(hard, settings.hard_budget)
+    if first := settings.first_strategies.get(kind):
+        order = (first, *(strategy for strategy in order if strategy != first))
+    return soft, hard, list(order)

@@ -101,3 +101,15 @@ class WrappedTool(SearchTool):
 
     def names(self, term: str) -> bool | None:
         return self.tool.names(term)
+
+
+def tools_naming(tools: dict[str, SearchTool], subject: str) -> dict[str, bool | None]:
+    """Whether each tool's collection names the subject: True, False, or None when the tool
+    cannot tell (see `SearchTool.names`)."""
+    said = {}
+    for name, tool in tools.items():
+        try:
+            said[name] = tool.names(subject)
+        except Exception:  # a tool that cannot answer this cannot tell
+            said[name] = None
+    return said
