@@ -383,3 +383,26 @@ def test_a_word_of_nationality_before_a_noun_is_no_place():
     start = sentence.index("Veltria.")
     assert not used_as_adjective("Veltria", sentence, start, start + len("Veltria"))
     assert not used_as_adjective("Tarbury", sentence, sentence.index("Tarbury"), sentence.index("Tarbury") + 7)
+
+
+def test_passages_that_disagree_on_the_value_asked_for_are_said_in_a_caveat(use_lm):
+    from deltaseek import DeltaSeek
+    from deltaseek.programs.agent.learned_reader.disagreement import disagreeing_values
+    from deltaseek.programs.index import CorpusIndex, Passage
+    from deltaseek.programs.tools import LocalCorpusSearch
+    from tests.scripted import ScriptedEngine, classify, scripted_lm, step, synth
+
+    minutes = [24, 55, 23, 59, 34, 48]
+    passages = [Passage(f"f{n}", f"Tarbury ferry {n}", f"The Tarbury ferry crossing to Lundby takes {m} minutes.")
+                for n, m in enumerate(minutes)]
+    question = "How long does the Tarbury ferry crossing to Lundby take?"
+    facts = [fact(p.id, p.title, p.text) for p in passages]
+    assert disagreeing_values(question, facts, shipped_reader()) == [f"{m} minutes" for m in minutes]
+    assert disagreeing_values(question, facts[:1] * 2, shipped_reader()) == []  # one value: no disagreement
+    assert disagreeing_values("Who runs the Tarbury ferry?", facts, shipped_reader()) == []  # not a value
+
+    engine = ScriptedEngine(classify=classify("lookup"), step=lambda p: step("Tarbury ferry Lundby minutes"),
+                            synthesize=lambda _: synth("24 minutes"))
+    with use_lm(scripted_lm(engine)):
+        pred = DeltaSeek(tools=[LocalCorpusSearch(CorpusIndex.build(passages))])(question=question)
+    assert any("disagree" in c and "55 minutes" in c for c in pred.caveats), pred.caveats

@@ -13,9 +13,10 @@ from deltaseek.programs.agent.answer import FinalAnswer, Proposal, model_answer,
 from deltaseek.programs.agent.checks import answer_failure, is_abstention
 from deltaseek.programs.agent.evidence import Reading, ambiguous_terms, asks_in_english
 from deltaseek.programs.agent.fallbacks import clean_items
+from deltaseek.programs.agent.learned_reader import expected_answer_types
+from deltaseek.programs.agent.learned_reader.disagreement import disagreeing_values
 from deltaseek.programs.agent.lm_faults import lm_fault_caveats, raise_if_fatal, record_lm_fault
 from deltaseek.programs.agent.moves import Move, trace_what_was_done
-from deltaseek.programs.agent.learned_reader import expected_answer_types
 from deltaseek.programs.agent.prompting import prompt_facts
 from deltaseek.programs.agent.scratchpad import Scratchpad
 from deltaseek.signatures import StopReason, Synthesize, compact_signature
@@ -58,6 +59,8 @@ class Finishing:
         # "set aside" needs an answer: a failed or empty synthesis gave none (its fault is named instead)
         caveats = (guard.keep_meaningful(proposal.caveats, pad, self.reserved_names, given_facts) + lm_fault_caveats(pad)
                    + state_caveats(pad, stop, final, proposal.asked and bool(proposal.answer)))
+        if final.origin != "evidence" and (values := disagreeing_values(pad.question, pad.facts, self.learned_reader())):
+            caveats.append(f"The passages read disagree on the value asked for: they give {', '.join(values)}.")
         assumptions = guard.keep_meaningful(proposal.assumptions, pad, self.reserved_names, given_facts) + ambiguous_terms(pad)
         if final.origin != "lm" and proposal.prediction is not None:
             trace_what_was_done(proposal.prediction, {"answer": final.text, "answerability": final.answerability})
