@@ -24,7 +24,7 @@ import dspy
 from pydantic import BaseModel, ConfigDict, ValidationError, ValidationInfo, field_validator
 
 from deltaseek.errors import DatasetError
-from deltaseek.programs.index import json_problem, jsonl_objects
+from deltaseek.programs.corpus_files import json_problem, jsonl_objects
 from deltaseek.signatures import ANSWERABILITY
 
 SPLITS = ("train", "dev", "test")
