@@ -29,7 +29,8 @@ from pathlib import Path
 import dspy
 
 from deltaseek.bundled import SEED_QUESTIONS
-from deltaseek.optimize.evaluate import corpora_for, load_dataset, score, select
+from deltaseek.optimize.evaluate import corpora_for, load_dataset, select
+from deltaseek.optimize.evaluation_report import score
 
 
 def ask_in_new_process(question: str, corpora: list[str], extra: list[str]) -> tuple[float, dict | None, str]:

@@ -31,7 +31,8 @@ from deltaseek.optimize.agent_options import AgentOptions
 from deltaseek.optimize.command_options import add_speed_options
 from deltaseek.optimize.speed_table import SpeedRun
 from deltaseek.programs.agent import AgentSettings, DeltaSeek, run_question
-from deltaseek.programs.index import CorpusIndex, Passage, read_corpus
+from deltaseek.programs.corpus_files import Passage, read_corpus
+from deltaseek.programs.index import CorpusIndex
 from deltaseek.errors import UsageError
 from deltaseek.programs.lm import LlamaCppEngine, adapter_for, embedded_engine, find_smollm2_gguf, make_lm
 from deltaseek.programs.lm.llamacpp import default_threads, import_llama_cpp

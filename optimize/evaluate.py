@@ -4,7 +4,8 @@ Each finished example is appended to a JSONL file at once (question, gold, answe
 answerability, stop reason, tool calls, scores), so an interrupted or crashing evaluation
 loses nothing already computed. An existing results file is never overwritten: it is refused,
 or continued with `resume=True` (examples it already holds without an error, scored for the same
-state of the program, are skipped; a line a kill left half-written is dropped).
+state of the program, are skipped; a line a kill left half-written is dropped: `results_file`).
+The metrics and the report are `evaluation_report`'s.
 
 An example whose run raises is kept with its error and scores 0 on every metric; so is a run
 that ended on an LM error without one successful LM call. An LM that cannot be used at all (no
@@ -23,39 +24,25 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
-import errno
-import hashlib
-import json
 import signal
-import stat
-import statistics
 import sys
-import threading
 import time
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
-from dataclasses import dataclass
 from pathlib import Path
 
 import dspy
 
 from deltaseek.bundled import CORPUS_NAMES, corpus_path
 from deltaseek.errors import DatasetError, DeltaSeekError, UsageError
-from deltaseek.files import unwritable_reason, write_text_atomically
-from deltaseek.metrics import answerability_accuracy, combined_metric, efficiency, exact_match, token_f1
 from deltaseek.optimize import stopping
+from deltaseek.optimize.evaluation_report import METRICS, EvalReport, score
 from deltaseek.optimize.labeled_data import LabeledSet, load_labeled, split
+from deltaseek.optimize.results_file import ResultsFile, program_digest
 from deltaseek.optimize.tracking import Tracker
 from deltaseek.programs.agent import run_question
 from deltaseek.programs.agent.lm_faults import describe_faults
 from deltaseek.programs.lm import is_fatal_lm_error
 
-METRICS = {
-    "exact_match": exact_match,
-    "token_f1": token_f1,
-    "answerability_accuracy": answerability_accuracy,
-    "efficiency": efficiency,
-    "combined": combined_metric,
-}
 RECORD_FIELDS = ("answer", "answerability", "caveats", "assumptions", "stop_reason", "answer_origin", "steps",
                  "tool_calls", "sources", "lm_calls", "tokens", "seconds", "lm_faults")
 LABEL_FIELDS = ("id", "question", "answer", "aliases", "answerability", "split", "corpus")
@@ -84,11 +71,6 @@ def corpora_for(examples: list[dspy.Example]) -> list[str]:
         raise UsageError(f"corpus {', '.join(map(repr, unknown))} is not bundled (known: {', '.join(CORPUS_NAMES)}); "
                          "pass the corpus file with --corpus")
     return [str(corpus_path(n)) for n in names]
-
-
-def score(example: dspy.Example, record: dict | None) -> dict[str, float]:
-    """Every metric on one run; a crashed run (no record) scores 0 everywhere."""
-    return {name: float(metric(example, record)) for name, metric in METRICS.items()}
 
 
 def labeled_rows(examples: list[dspy.Example]) -> list[dict]:
@@ -169,120 +151,6 @@ class LMUnusable(DeltaSeekError):
         self.report = report
 
 
-def refuse_overwrite(path: Path, resume: bool, name: str | None = None) -> bool:
-    """Whether `path` already holds results; a UsageError (naming it as `name`) when it does and
-    `resume` is off: results are never overwritten."""
-    held = path.is_file() and path.stat().st_size > 0
-    if held and not resume:
-        raise UsageError(f"{name or path} already holds results; pass --resume to run only the examples it does not "
-                         "hold, or choose another output file (results are never overwritten)")
-    return held
-
-
-def check_writable(path: Path, name: str | None = None) -> None:
-    """A UsageError (naming `path` as `name`) when the results cannot be written there: said before
-    the model loads and the first example runs, not at its first result."""
-    if reason := unwritable_reason(path):
-        raise UsageError(f"{name or path}: {reason}; make it writable or choose another output file")
-
-
-def program_digest(program: dspy.Module) -> str:
-    """A digest of the program's saved state (prompts, demos, settings, reader): each result row
-    carries it, so a resume keeps only the rows of the very program it scores."""
-    state = json.dumps(program.dump_state(), sort_keys=True, ensure_ascii=False, default=str)
-    return "sha256:" + hashlib.sha256(state.encode("utf-8")).hexdigest()
-
-
-class ResultsFile:
-    """A JSONL file that each finished row is appended to (and flushed) at once.
-
-    An existing non-empty file is refused unless `resume`; then its rows are read (a line cut
-    short by a kill is dropped from the file) and `finished` maps each id to its last row without
-    an error; given `digest`, only rows of that program state count (`other_program`: how many
-    were another's, a program edited since).
-    """
-
-    def __init__(self, path: str | Path, resume: bool = False, digest: str | None = None):
-        self.path = Path(path)
-        self.digest = digest
-        self.finished: dict[str, dict] = {}
-        self.other_program = 0
-        held = refuse_overwrite(self.path, resume)
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        if held:
-            self._read_earlier()
-        self.written = len(self.finished)  # rows a --resume keeps: the earlier run's, then each one appended
-        self._lock = threading.Lock()
-
-    def _read_earlier(self) -> None:
-        text = self.path.read_text(encoding="utf-8", errors="replace")
-        kept = []
-        for line in text.split("\n"):  # not splitlines(): a row's text may hold U+2028, which it splits at
-            if not line:
-                continue
-            try:
-                row = json.loads(line)
-            except json.JSONDecodeError:
-                continue  # the last line of a killed run may be cut short
-            kept.append(line)
-            if isinstance(row, dict) and row.get("id") is not None and set(METRICS) <= set(row.get("scores") or {}):
-                if self.digest is not None and row.get("program_digest") != self.digest:
-                    self.other_program += 1  # the scores of another program: run again, never reported as this one's
-                    self.finished.pop(str(row["id"]), None)
-                elif row.get("error"):
-                    self.finished.pop(str(row["id"]), None)
-                else:
-                    self.finished[str(row["id"])] = row
-        whole = "".join(line + "\n" for line in kept)
-        if whole != text:  # a fragment dropped at once: a reader of the file later finds whole rows only
-            write_text_atomically(self.path, whole, mode=stat.S_IMODE(self.path.stat().st_mode))
-
-    def append(self, row: dict) -> None:
-        line = json.dumps(row, ensure_ascii=False, default=str) + "\n"
-        with self._lock:
-            try:
-                with self.path.open("a", encoding="utf-8") as handle:
-                    handle.write(line)
-            except OSError as exc:  # a full disk: say which file, and that what it holds is kept
-                mend = ("free some space" if exc.errno in (errno.ENOSPC, errno.EDQUOT)
-                        else "make the file writable" if exc.errno in (errno.EACCES, errno.EPERM, errno.EROFS)
-                        else "mend the cause")
-                raise DeltaSeekError(f"{self.path}: the result of example {row.get('id')} could not be written "
-                                     f"({exc.strerror or exc}); the {self.written} rows written before it are kept: "
-                                     f"{mend}, then run again with --resume") from None
-            self.written += 1
-
-
-@dataclass
-class EvalReport:
-    label: str
-    rows: list[dict]
-    path: Path
-    resumed: int = 0
-    """Rows taken from an earlier run of the same results file (`--resume`)."""
-
-    @property
-    def means(self) -> dict[str, float]:
-        if not self.rows:
-            return {name: 0.0 for name in METRICS}
-        return {name: sum(r["scores"][name] for r in self.rows) / len(self.rows) for name in METRICS}
-
-    @property
-    def crashed(self) -> int:
-        return sum(1 for r in self.rows if r["error"])
-
-    @property
-    def costs(self) -> dict[str, float]:
-        """What a question cost: LM calls and tokens (mean), wall seconds (median and mean)."""
-        runs = [r for r in self.rows if r.get("seconds") is not None]
-        if not runs:
-            return {}
-        seconds = [r["seconds"] for r in runs]
-        return {"lm_calls_mean": statistics.fmean(r.get("lm_calls") or 0 for r in runs),
-                "tokens_mean": statistics.fmean(r.get("tokens") or 0 for r in runs),
-                "seconds_median": statistics.median(seconds), "seconds_mean": statistics.fmean(seconds)}
-
-
 def evaluate_program(program: dspy.Module, examples: list[dspy.Example], results_path: str | Path,
                      threads: int = 1, label: str = "evaluate", resume: bool = False,
                      tracker: Tracker | None = None) -> EvalReport:
@@ -359,41 +227,3 @@ def evaluate_program(program: dspy.Module, examples: list[dspy.Example], results
                          f"{len(examples)} examples, results kept in {out.path}", report)
     check_model_reached(report, len(examples))
     return report
-
-
-def table_columns(rows: list[dict]) -> dict[str, list]:
-    """The per-example rows as flat columns, for `mlflow.log_table`."""
-    columns: dict[str, list] = {name: [] for name in (
-        "id", "question", "gold_answer", "gold_answerability", "answer", "answerability", "stop_reason",
-        "executed_calls", "blocked_calls", "seconds", "error", *METRICS)}
-    for row in rows:
-        calls = row["tool_calls"] or []
-        values = {"id": row["id"], "question": row["question"], "gold_answer": row["gold"]["answer"],
-                  "gold_answerability": row["gold"]["answerability"], "answer": row["answer"],
-                  "answerability": row["answerability"], "stop_reason": row["stop_reason"],
-                  "executed_calls": sum(1 for c in calls if c.get("executed")),
-                  "blocked_calls": sum(1 for c in calls if not c.get("executed")),
-                  "seconds": row["seconds"], "error": row["error"], **row["scores"]}
-        for name in columns:
-            columns[name].append(values[name])
-    return columns
-
-
-def format_report(report: EvalReport) -> str:
-    lines = [f"{report.label}: {len(report.rows)} examples" + (f", {report.crashed} crashed" if report.crashed else "")
-             + (f" ({report.resumed} kept from the earlier run)" if report.resumed else ""),
-             f"{'metric':<24}{'mean':>8}"]
-    lines += [f"{name:<24}{value:>8.3f}" for name, value in report.means.items()]
-    costs = report.costs
-    if costs:
-        lines.append(f"per question: {costs['lm_calls_mean']:.1f} LM calls, {costs['tokens_mean']:,.0f} tokens, "
-                     f"{costs['seconds_median']:.1f} s median ({costs['seconds_mean']:.1f} s mean)")
-    return "\n".join(lines)
-
-
-def format_comparison(title: str, baseline: EvalReport, compiled: EvalReport) -> str:
-    lines = [f"{title}: {len(baseline.rows)} examples", f"{'metric':<24}{'baseline':>10}{'compiled':>10}{'lift':>9}"]
-    for name in METRICS:
-        before, after = baseline.means[name], compiled.means[name]
-        lines.append(f"{name:<24}{before:>10.3f}{after:>10.3f}{after - before:>+9.3f}")
-    return "\n".join(lines)

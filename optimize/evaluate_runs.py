@@ -12,9 +12,10 @@ from deltaseek.files import write_text_atomically
 from deltaseek.optimize.agent_options import (AgentOptions, SetupLM, build_program, configure_agent_lm,
                                               program_source)
 from deltaseek.optimize.command_options import DEFAULT_PROGRAM, RESULTS_DIR
-from deltaseek.optimize.evaluate import (EvalReport, check_writable, evaluate_program, format_report,
-                                        refuse_overwrite)
+from deltaseek.optimize.evaluate import evaluate_program
+from deltaseek.optimize.evaluation_report import EvalReport, format_report
 from deltaseek.optimize.paired import format_paired, paired_table
+from deltaseek.optimize.results_file import check_writable, refuse_overwrite
 from deltaseek.optimize.run_tracking import (TrackingOptions, log_dataset, log_report, positive, run_params,
                                              split_examples, timestamp, tracked, with_bundled_corpora)
 from deltaseek.optimize.tracking import Tracker

@@ -8,7 +8,8 @@ import time
 from pathlib import Path
 
 from deltaseek.errors import CorpusError, UsageError
-from deltaseek.programs.index import CorpusIndex, read_corpus
+from deltaseek.programs.corpus_files import read_corpus
+from deltaseek.programs.index import CorpusIndex
 from deltaseek.programs.tools import load_passages, parse_target
 
 

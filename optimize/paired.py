@@ -32,7 +32,7 @@ import numpy as np
 
 from deltaseek.errors import DeltaSeekError
 from deltaseek.metrics.contract import abstains
-from deltaseek.programs.index import json_problem
+from deltaseek.programs.corpus_files import json_problem
 
 CONFIDENCE = 0.95
 RESAMPLES = 9999

@@ -24,7 +24,8 @@ from deltaseek.metrics import combined_metric
 from deltaseek.optimize.agent_options import AgentOptions, SetupLM, build_program, configure_agent_lm
 from deltaseek.optimize.command_options import KEEP_PROMPTS, RESULTS_DIR
 from deltaseek.optimize.compile import OPTIMIZERS, compile_program
-from deltaseek.optimize.evaluate import EvalReport, format_comparison, format_report, load_dataset
+from deltaseek.optimize.evaluate import load_dataset
+from deltaseek.optimize.evaluation_report import EvalReport, format_comparison, format_report
 from deltaseek.optimize.labeled_data import SPLITS, split
 from deltaseek.optimize.run_tracking import (TrackingOptions, evaluate_nested, log_dataset, log_report, positive,
                                              run_params, timestamp, tracked, with_bundled_corpora)

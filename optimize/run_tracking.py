@@ -14,8 +14,9 @@ import dspy
 
 from deltaseek.errors import UsageError
 from deltaseek.optimize.agent_options import AgentOptions
-from deltaseek.optimize.evaluate import (EvalReport, LMUnusable, corpora_for, evaluate_program, labeled_rows,
-                                         load_dataset, select, table_columns)
+from deltaseek.optimize.evaluate import (LMUnusable, corpora_for, evaluate_program, labeled_rows, load_dataset,
+                                         select)
+from deltaseek.optimize.evaluation_report import EvalReport, table_columns
 from deltaseek.optimize.tracking import EXPERIMENT_NAME, Tracker
 
 

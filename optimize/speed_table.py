@@ -32,7 +32,8 @@ from deltaseek.metrics.contract import abstains
 from deltaseek.optimize.agent_options import AgentOptions, build_program
 from deltaseek.optimize.command_options import BUNDLED_SETS
 from deltaseek.optimize.compare import share
-from deltaseek.optimize.evaluate import corpora_for, load_dataset, score, select
+from deltaseek.optimize.evaluate import corpora_for, load_dataset, select
+from deltaseek.optimize.evaluation_report import score
 from deltaseek.programs.agent import DeltaSeek, run_question
 from deltaseek.programs.agent.evidence import Reading
 from deltaseek.programs.agent.scratchpad import Scratchpad

@@ -26,7 +26,6 @@ expectation; the labeled examples are the run's dataset input (`log_dataset`).
 from __future__ import annotations
 
 import contextlib
-import logging
 import os
 import sys
 import warnings
@@ -35,6 +34,7 @@ from typing import Any, Callable, Iterator
 from urllib.parse import urlparse
 
 from deltaseek.errors import warn
+from deltaseek.optimize.tracing import TRACE_EXPORT_FAILURES, Score
 from deltaseek.optimize.unsettled_runs import LOST_TAG, settle_later, settle_unsettled
 from deltaseek.programs.agent.logged_model import log_program
 from deltaseek.programs.mlflow_store import (broken_store_problem, fail_quickly, first_opening,
@@ -44,8 +44,6 @@ EXPERIMENT_NAME = "deltaseek"
 PARAM_CHARS = 500
 EXPERIMENT_KIND = ("mlflow.experimentKind", "genai_development")
 """The experiment tag that opens MLflow's GenAI views (Traces, Evaluation runs, Datasets) at once."""
-Score = Callable[..., None]
-"""score(outputs, feedback={name: (value, source_id)}, expectations={name: value}, tags={...}, rationale=None)"""
 
 
 def run_status(exc_type: type[BaseException] | None) -> str:
@@ -65,30 +63,6 @@ def flatten(params: dict[str, Any], prefix: str = "") -> dict[str, str]:
         else:
             flat[name] = str(value)[:PARAM_CHARS]
     return flat
-
-
-class TraceExportFailures(logging.Filter):
-    """MLflow sends traces from threads of its own, and logs a warning for each one it could not
-    send after retrying it: the first becomes the tracker's one warning and turns MLflow's HTTP
-    retries off for the rest of the process (the server is gone: the queue drains in seconds,
-    not minutes, at exit); the others are dropped."""
-
-    def __init__(self):
-        super().__init__()
-        self.tracker: Tracker | None = None
-
-    def filter(self, record: logging.LogRecord) -> bool:
-        if not record.getMessage().startswith("Failed to send trace"):
-            return True
-        os.environ["MLFLOW_HTTP_REQUEST_MAX_RETRIES"] = "0"
-        if self.tracker is not None:
-            self.tracker.warn_once(f"MLflow could not send a trace to {self.tracker.uri} "
-                                   f"({record.getMessage().split(': ', 1)[-1][:300]}); results are saved locally")
-        return False
-
-
-TRACE_EXPORT_FAILURES = TraceExportFailures()
-logging.getLogger("mlflow.tracing.export.mlflow_v3").addFilter(TRACE_EXPORT_FAILURES)
 
 
 class Tracker:

@@ -20,7 +20,8 @@ import deltaseek.cli as cli
 from deltaseek import CorpusError, DatasetError, DeltaSeek, ProgramFileError
 from deltaseek.optimize.labeled_data import load_labeled
 from deltaseek.programs.agent.program_file import load_state_into
-from deltaseek.programs.index import MAX_LINE_BYTES, CorpusIndex
+from deltaseek.programs.corpus_files import MAX_LINE_BYTES
+from deltaseek.programs.index import CorpusIndex
 from tests.fake_openai import FakeOpenAIServer
 from tests.scripted import ScriptedEngine, scripted_lm
 from tests.test_cli import STUCK_REPLY

@@ -15,7 +15,8 @@ import pytest
 import deltaseek.cli as cli
 import deltaseek.programs.agent.program_file as compiled_programs
 from deltaseek.optimize.compile import OPTIMIZERS, compile_program
-from deltaseek.optimize.evaluate import evaluate_program, table_columns
+from deltaseek.optimize.evaluate import evaluate_program
+from deltaseek.optimize.evaluation_report import table_columns
 from deltaseek import DeltaSeek, ProgramFileError, save_program
 from deltaseek.cli import main
 from deltaseek.programs.agent.program_file import load_state_into

@@ -17,7 +17,8 @@ from deltaseek import cli
 from deltaseek.bundled import bundled_corpora
 from deltaseek.cli import main
 from deltaseek.errors import ToolConfigError
-from deltaseek.programs.index import CorpusIndex, read_corpus
+from deltaseek.programs.corpus_files import read_corpus
+from deltaseek.programs.index import CorpusIndex
 from deltaseek.programs.tools import (LocalCorpusSearch, SphinxSearch, SphinxSettings, SphinxTarget, ToolStatus,
                                       build_tools, parse_target)
 from deltaseek.programs.tools.sphinx import any_term_query, escape_query

@@ -10,7 +10,8 @@ from deltaseek.programs.tools.corpus import LocalCorpusSearch
 from deltaseek.programs.tools.files import LocalFilesSearch
 from deltaseek.programs.tools.network import WebSettings
 from deltaseek.programs.tools.registry import build_tools, parse_tool_spec
-from deltaseek.programs.tools.sphinx import SphinxSearch, SphinxSettings, SphinxTarget, load_passages, parse_target
+from deltaseek.programs.tools.sphinx import SphinxSearch, SphinxSettings, SphinxTarget, parse_target
+from deltaseek.programs.tools.sphinx_load import load_passages
 from deltaseek.programs.tools.web_search import WebSearch
 from deltaseek.programs.tools.wikipedia import WikipediaSearch
 

@@ -8,18 +8,16 @@ of one over the query's words, every query-syntax character escaped) ranked by t
 with words in the title counted above words in the text (`ranker`); nothing else is used, so
 Sphinx 2.2 and current Manticore both serve it. A shard that is down, a refused connection or a
 timeout is UNAVAILABLE with the fault in the note (hits the live shards found are still
-returned), so the agent reroutes as for the web tools. `load_passages` fills real-time shard
-indexes, spreading documents by a hash of their id; inserting through a distributed index is not
-supported by Sphinx 2.2.
+returned), so the agent reroutes as for the web tools. `sphinx_load.load_passages` fills the
+real-time shard indexes.
 """
 
 from __future__ import annotations
 
-import hashlib
 import os
 import re
 import threading
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
 import pymysql
@@ -27,7 +25,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from tenacity import Retrying, retry_if_exception, stop_after_attempt, wait_exponential
 
 from deltaseek.errors import ToolConfigError
-from deltaseek.programs.index import Passage, tokenize
+from deltaseek.programs.index import tokenize
 from deltaseek.programs.text import fold_accents, meaningful_tokens, misspelt_in_a_name, name_runs, named_entities
 from deltaseek.programs.tools.base import Hit, SearchTool, ToolResult, ToolStatus, ranked_result
 
@@ -39,7 +37,6 @@ _WORD = re.compile(r"\w", re.UNICODE)
 # Client errors of the MySQL protocol: 2003 can't connect (retried), 2006 gone away, 2013 lost
 # during the query (a timeout; not retried, the agent would wait the timeout again).
 _CANT_CONNECT = 2003
-COLUMNS = ("id", "title", "text", "passage_id", "doc_title", "doc_text", "url")
 
 
 class SphinxSettings(BaseModel):
@@ -123,15 +120,6 @@ def any_term_query(query: str) -> str | None:
         return None
     words = " ".join(fold_accents(query.lower()).split())
     return f'"{escape_query(words)}"/1'
-
-
-def document_id(passage_id: str) -> int:
-    """A stable positive 63-bit document id for a passage id (Sphinx and Manticore need integers)."""
-    return (int.from_bytes(hashlib.sha1(passage_id.encode("utf-8")).digest()[:8], "big") >> 1) or 1
-
-
-def shard_of(passage_id: str, shards: int) -> int:
-    return document_id(passage_id) % shards
 
 
 def is_refused(exc: BaseException) -> bool:
@@ -273,55 +261,3 @@ def mentioned(phrase: str, counts: dict[str, int]) -> bool:
     statistics. A phrase with no searchable terms says nothing about the index: it counts as mentioned."""
     terms = [t for t in tokenize([phrase])[0] if t in counts]
     return not terms or any(counts[t] > 0 for t in terms)
-
-
-@dataclass
-class LoadReport:
-    added: int = 0
-    skipped: int = 0
-
-
-def load_passages(passages: list[Passage], targets: list[SphinxTarget], settings: SphinxSettings | None = None,
-                  progress: Callable[[int], None] | None = None) -> LoadReport:
-    """Insert passages into real-time indexes, in batches, each passage into the shard its id
-    hashes to (the same shard on every run). Passages already there are skipped, so an
-    interrupted load resumes. Raises ToolConfigError naming the shard and the fault."""
-    settings = settings or SphinxSettings.from_env()
-    clients = [SphinxClient(t, settings) for t in targets]
-    report = LoadReport()
-    try:
-        for start in range(0, len(passages), settings.batch_size):
-            batch = passages[start:start + settings.batch_size]
-            for shard, client in enumerate(clients):
-                mine = {document_id(p.id): p for p in batch if shard_of(p.id, len(clients)) == shard}
-                if not mine:
-                    continue
-                try:
-                    report.skipped += len(present := existing_ids(client, list(mine)))
-                    # the full-text fields with their accents folded, as the in-process index reads them
-                    rows = [(doc, fold_accents(p.title), fold_accents(p.text), p.id, p.title, p.text, p.url or "")
-                            for doc, p in mine.items() if doc not in present]
-                    if rows:
-                        insert_rows(client, rows)
-                        report.added += len(rows)
-                except (pymysql.err.MySQLError, OSError) as exc:
-                    raise ToolConfigError(f"loading into {client.target}: {describe_fault(exc, client.target)} "
-                                          f"({report.added} passages added before; re-run to resume)") from exc
-            if progress:
-                progress(len(batch))
-    finally:
-        for client in clients:
-            client.close()
-    return report
-
-
-def insert_rows(client: SphinxClient, rows: list[tuple]) -> None:
-    columns, values = ", ".join(COLUMNS), ", ".join(["%s"] * len(COLUMNS))
-    client.run([(f"INSERT INTO {client.target.index} ({columns}) VALUES ({values})", rows)], many=True)
-
-
-def existing_ids(client: SphinxClient, ids: list[int]) -> set[int]:
-    listed = ", ".join(str(i) for i in ids)
-    [rows] = client.run([(f"SELECT id FROM {client.target.index} WHERE id IN ({listed}) "
-                          f"LIMIT {len(ids)} OPTION max_matches={max(len(ids), 10)}", None)])
-    return {int(row[0]) for row in rows}
