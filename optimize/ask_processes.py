@@ -91,6 +91,7 @@ def main(argv: list[str] | None = None) -> int:
         corpora = corpora_for(examples)
     extra = [option for option in args.ask_options if option != "--"]
     rows = []
+    Path(args.out).parent.mkdir(parents=True, exist_ok=True)  # results/asks/ in a fresh clone
     with open(args.out, "a", encoding="utf-8") as out:
         for index, example in enumerate(examples):
             wall, record, last_error = ask_in_new_process(example.question, corpora, extra)
