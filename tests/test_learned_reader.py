@@ -1,7 +1,7 @@
 """The learned reader: candidates, features, weights as data, training and the opt-in in the agent.
 
-Every sentence here is hand-written; none comes from a dataset (the last test checks the
-package's own docstring examples against `datasets/`).
+Every sentence here is hand-written; none comes from a dataset (the example-guard tests check
+the package's own docstring and comment examples against `datasets/`).
 """
 
 import ast
