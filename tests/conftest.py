@@ -61,3 +61,11 @@ def llama_server(tmp_path_factory):
 
     with LlamaServer(tmp_path_factory.mktemp("llama-server")) as server:
         yield server.url
+
+
+@pytest.fixture
+def restored_dspy():
+    """The CLI configures DSPy's global LM; put back what was there."""
+    saved = {k: dspy.settings.get(k) for k in ("lm", "adapter")}
+    yield
+    dspy.configure(**saved)

@@ -5,6 +5,7 @@ All passages are hand-written and come from no dataset."""
 import pytest
 
 from deltaseek import DeltaSeek
+from deltaseek.programs.agent import checks, evidence
 from deltaseek.programs.agent.checks import answer_failure, is_abstention, unsupported_reason
 from deltaseek.programs.agent.learned_reader import compare_options, compare_pair, question_options, question_support
 from deltaseek.programs.agent.scratchpad import Fact, Scratchpad
@@ -231,3 +232,59 @@ def test_a_full_name_is_read_where_the_facts_hold_its_surname():
     pad.facts.append(Fact(source="t", title="Tern (compiler)", text="Lind has said she designed Tern in 1990.", step=1))
     assert unsupported_reason("Ada Lind", pad) is None
     assert "no passage read holds" in unsupported_reason("Ada Brook", pad)
+
+
+GUILD = [Passage(id="guild", title="Tarbury Writers Guild",
+                 text="The Tarbury Writers Guild was founded in 1903 by the poet Ada Lind. It meets in the old mill."),
+         Passage(id="mill", title="Tarbury mill", text="The old mill of Tarbury grinds oats for the valley.")]
+
+
+GUILD_QUESTION = "Who founded the Tarbury Writers Guild?"
+
+
+def answered_in_a_sentence(answer: str, use_lm) -> object:
+    def step_reply(prompt):
+        return step(move="synthesize") if "Ada Lind" in prompt else step("Tarbury Writers Guild founder")
+    engine = ScriptedEngine(classify=classify("lookup"), step=step_reply, judge=lambda _: {"answerability": "direct",
+                            "reason": "read"}, diversify=lambda _: {"strategy": "direct", "query": "Tarbury guild"},
+                            synthesize=lambda _: synth(answer, sources=["guild"]))
+    program = DeltaSeek(tools=[LocalCorpusSearch(CorpusIndex.build(GUILD))], settings=AgentSettings(profile="capable"))
+    with use_lm(scripted_lm(engine)):
+        return program(question=GUILD_QUESTION)
+
+
+@pytest.mark.parametrize("answer", [
+    "Based on the passages, Ada Lind founded it.",
+    "It was founded by Ada Lind in 1903.",
+    "According to the sources, the guild was founded by the poet Ada Lind.",
+    "Certainly! The Tarbury Writers Guild was founded by Ada Lind.",
+    "In 1903, Ada Lind founded it.",
+    "The passages say that Ada Lind founded it.",
+    "From what I read, Ada Lind did.",
+])
+def test_a_capable_models_right_answer_in_a_sentence_comes_through_untouched(answer, use_lm):
+    pred = answered_in_a_sentence(answer, use_lm)
+    assert (pred.answer, pred.answer_origin, pred.replaced_because) == (answer, "lm", None)
+
+
+@pytest.mark.parametrize("answer, named", [
+    ("Based on the passages, Mira Holt founded it.", "holt, mira"),
+    ("It was founded by Ada Lind in 1911.", "1911"),
+    ("Zorbo founded it.", "zorb"),
+])
+def test_a_wrong_answer_in_a_sentence_is_still_named_and_set_aside(answer, named, use_lm):
+    pred = answered_in_a_sentence(answer, use_lm)
+    assert pred.answer_origin != "lm" and named in pred.replaced_because, pred.replaced_because
+
+
+def test_the_claim_of_an_answer_leaves_out_its_framing_only():
+    assert checks.claim("Based on the passages, Ada Lind founded it.") == "Ada Lind founded it."
+    assert checks.claim("In 1903, Ada Lind founded it.") == "In 1903, Ada Lind founded it."  # a year is a claim
+    assert checks.claim("Mira Holt, not Ada Lind, founded it.") == "Mira Holt, not Ada Lind, founded it."  # a name too
+
+
+def test_a_sentence_that_describes_what_is_asked_does_not_answer_it():
+    fact = Fact(source="mayor", title="", text="The mayor of Wendle is the head of its council.", step=1)
+    assert evidence.restated_answer("Who is the mayor of Wendle?", [fact]) is None
+    fact = Fact(source="mayor", title="", text="The mayor of Wendle is elected every four years.", step=1)
+    assert evidence.restated_answer("Who is the mayor of Wendle?", [fact]) is None

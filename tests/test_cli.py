@@ -8,9 +8,12 @@ from pathlib import Path
 
 import pytest
 
-from deltaseek.cli import main
+from deltaseek import DeltaSeek, UsageError
+from deltaseek.cli import escape_controls, main
 from deltaseek.programs.index import CorpusIndex, cache_dir
+from deltaseek.programs.tools import LocalCorpusSearch
 from tests.fake_openai import FakeOpenAIServer
+from tests.test_checks import GUILD
 
 STUCK_REPLY = 'Thought: I need adoption numbers.\nAction: search_corpus("current adoption rates Ollama vs Llama.cpp")'
 
@@ -170,3 +173,51 @@ def test_ask_file_refuses_bad_input_before_the_model_loads(capsys, tmp_path, arg
     problem = problem.replace("QUESTIONS", str(questions)).replace("EMPTY", str(empty))
     code, _, err = run_cli(capsys, *argv)
     assert code == 2 and problem in err and len(err.strip().splitlines()) == 1
+
+
+@pytest.mark.parametrize("argv,problem", [
+    (["a " * 1500], "the question is 2,999 characters long; at most 2,000 are accepted"),
+    (["Who created Ruby?", "--tools", "local,local"], "--tools names local more than once"),
+])
+def test_a_long_question_and_a_repeated_tool_are_one_line_refusals(capsys, argv, problem):
+    with FakeOpenAIServer(STUCK_REPLY) as server:
+        code, out, err = run_cli(capsys, "ask", *argv, "--lm", "openai/stuck", "--api-base", server.url)
+        assert server.requests == []  # refused before any LM call
+    assert code == 2 and out == "" and err.strip() == f"deltaseek: error: {err.strip().split('error: ', 1)[1]}"
+    assert problem in err and len(err.strip().splitlines()) == 1
+
+
+@pytest.mark.parametrize("question", ["\u200b\u200b", "\x00", " \ufeff\u2060\u200d ", "\x1b\x07"])
+def test_a_question_of_invisible_characters_is_empty(capsys, question):
+    with FakeOpenAIServer(STUCK_REPLY) as server:
+        code, out, err = run_cli(capsys, "ask", question, "--lm", "openai/stuck", "--api-base", server.url)
+        assert server.requests == []
+    assert code == 2 and out == "" and err.strip() == "deltaseek: error: the question is empty"
+
+
+def test_a_question_of_invisible_characters_is_refused_from_python_too(bundled_index):
+    with pytest.raises(UsageError, match="the question is empty"):
+        DeltaSeek(tools=[LocalCorpusSearch(bundled_index)])(question="\u200b\x00")
+
+
+def test_control_characters_of_a_question_are_printed_escaped(capsys, restored_dspy):
+    question = "Where is Xyzzyville\x1b[2J\x07\u202e?"
+    with FakeOpenAIServer(STUCK_REPLY, status=429) as server:
+        code, out, err = run_cli(capsys, "ask", question, "--lm", "openai/x", "--api-base", server.url, "--trace")
+    assert code == 0, err
+    assert "Xyzzyville\\x1b[2J\\x07\\u202e?" in out  # the tool-first search of the question, as the trace shows it
+    assert not any(c in out for c in "\x1b\x07\u202e")
+
+
+def test_escaping_keeps_text_that_prints():
+    assert escape_controls("Zoë\u00a0N°\tfin\nnext \u200d \u200c") == "Zoë\u00a0N°\tfin\nnext \u200d \u200c"
+    assert escape_controls("a\rb\x7f\u200b") == "a\\rb\\x7f\\u200b"
+
+
+@pytest.mark.parametrize("question", ["?" * 2000, "?! ... ¿¡", "— * —"])
+def test_a_question_of_punctuation_alone_is_refused_as_empty(capsys, question):
+    code = run_cli(capsys, "ask", question)
+    assert code[0] == 2 and code[2] == "deltaseek: error: the question is empty: it holds no word, only punctuation " \
+                                       "or symbols\n", code[2]
+    with pytest.raises(UsageError, match="the question is empty"):
+        DeltaSeek(tools=[LocalCorpusSearch(CorpusIndex.build(GUILD))])(question=question)

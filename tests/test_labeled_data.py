@@ -465,3 +465,37 @@ def test_hotpotqa_converter_writes_each_question_and_each_distinct_sentence_once
 def test_hotpotqa_set_scores_at_least_150_questions():
     parts = split(load_labeled(SQUAD2_SET.parent / "hotpotqa.jsonl").examples)
     assert len(parts["test"]) >= 150 and parts["train"] and parts["dev"]
+
+
+def test_a_labeled_set_with_no_corpus_field_is_accepted(tmp_path):
+    path = tmp_path / "mine.jsonl"
+    path.write_text(json.dumps({"question": "Who created Ruby?", "answer": "Yukihiro Matsumoto",
+                                "answerability": "direct"}) + "\n")
+    [example] = load_labeled(path).examples
+    assert example.corpus is None and example.id.startswith("q-")
+
+
+def test_numeric_answers_are_read_as_text_in_jsonl_and_parquet(tmp_path):
+    row = {"question": "When was Ruby first released?", "answer": 1995, "aliases": [1995.0, "'95"],
+           "answerability": "direct"}
+    jsonl = tmp_path / "n.jsonl"
+    jsonl.write_text(json.dumps(row) + "\n")
+    [example] = load_labeled(jsonl).examples
+    assert example.answer == "1995" and example.aliases == ["1995", "'95"]
+
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    parquet = tmp_path / "n.parquet"
+    pq.write_table(pa.table({"question": [row["question"]], "answer": [2.5], "answerability": ["direct"]}), parquet)
+    [example] = load_labeled(parquet).examples
+    assert example.answer == "2.5"
+
+
+def test_a_bad_json_line_is_described_once(tmp_path):
+    path = tmp_path / "bad.jsonl"
+    path.write_text('{"question": "Q?", "answer": "A" "answerability": "direct"}\n')
+    with pytest.raises(DatasetError) as raised:
+        load_labeled(path)
+    assert f"{path}:1: not valid JSON (Expecting ',' delimiter at column" in str(raised.value)
+    assert "at at" not in str(raised.value)

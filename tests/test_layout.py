@@ -240,3 +240,18 @@ def test_every_third_party_import_of_the_package_is_a_declared_dependency():
     undeclared = {top: where for top, where in imported.items()
                   if not {canonicalize_name(d) for d in distributions.get(top, [top])} & declared}
     assert undeclared == {}, f"imported by the package but not declared in pyproject's dependencies: {undeclared}"
+
+
+def test_the_python_snippets_work_outside_the_repository(tmp_path):
+    """datasets/README.md's loading snippet and the README's program (less the model), run from an
+    empty folder: imports and bundled data resolve through the package, not the working folder."""
+    readme = (Path(__file__).parents[1] / "datasets" / "README.md").read_text()
+    snippet = readme.split("### Loading")[1].split("```python")[1].split("```")[0]
+    runnable = "\n".join(line for line in snippet.splitlines() if "mine.csv" not in line and "hf:" not in line)
+    script = runnable + ("\nassert len(labeled.examples) == 50 and parts['test']\n"
+                         "from deltaseek import DeltaSeek\n"
+                         "print(DeltaSeek().tools['search_corpus'].search('creator of Ruby').hits[0].title)\n")
+    done = subprocess.run([sys.executable, "-c", script], cwd=tmp_path, capture_output=True, text=True, timeout=120,
+                          env={**os.environ, "DELTASEEK_CACHE": str(tmp_path / "cache")})
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip()

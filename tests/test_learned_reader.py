@@ -1,12 +1,15 @@
 """The learned reader: candidates, features, weights as data, training and the opt-in in the agent.
 
-Every sentence here is hand-written; none comes from a dataset (the last test checks the
-package's own docstring examples against `datasets/`).
+Every sentence here is hand-written; none comes from a dataset (the example-guard tests check
+the package's own docstring and comment examples against `datasets/`).
 """
 
 import ast
+import io
 import json
 import re
+import tokenize
+import tomllib
 from pathlib import Path
 
 import pytest
@@ -212,22 +215,79 @@ def test_the_agent_reads_with_a_learned_reader_when_given_one_and_saves_it_with_
     assert loaded.reader == reader
 
 
+def comment_blocks(source: str) -> list[str]:
+    """The comments of a module, consecutive comment lines joined into one text (their `#` dropped)."""
+    blocks, lines, last_row = [], [], None
+    for token in tokenize.generate_tokens(io.StringIO(source).readline):
+        if token.type != tokenize.COMMENT:
+            continue
+        if last_row is not None and token.start[0] != last_row + 1:
+            blocks.append(" ".join(lines))
+            lines = []
+        lines.append(token.string.lstrip("#"))
+        last_row = token.start[0]
+    return blocks + [" ".join(lines)] if lines else blocks
+
+
+def one_line(text: str) -> str:
+    """Text as one line: a line break, an indent or a run of spaces is one space."""
+    return " ".join(text.split())
+
+
 def docstring_examples(path: Path) -> list[str]:
-    """The quoted examples ("...") of a module's docstrings and comments, of three words or more."""
+    """The quoted examples ("...") of a module's docstrings and comments, of three words or more,
+    each on one line: a quote wrapped over two lines (or two comment lines) is read whole."""
     source = path.read_text(encoding="utf-8")
-    texts = [ast.get_docstring(node) or "" for node in ast.walk(ast.parse(source))
-             if isinstance(node, (ast.Module, ast.FunctionDef, ast.ClassDef))]
-    texts += [line.split("#", 1)[1] for line in source.splitlines() if "#" in line]
-    texts += [node.value for node in ast.walk(ast.parse(source)) if isinstance(node, ast.Constant)
+    tree = ast.parse(source)
+    texts = [ast.get_docstring(node) or "" for node in ast.walk(tree)
+             if isinstance(node, (ast.Module, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))]
+    texts += comment_blocks(source)
+    texts += [node.value for node in ast.walk(tree) if isinstance(node, ast.Constant)
               and isinstance(node.value, str) and node.value.count(" ") > 8]  # attribute docstrings
-    quoted = [q for text in texts for q in re.findall(r"[\"“]([^\"“”]{8,}?)[\"”]", text)]
+    quoted = [one_line(q) for text in texts for q in re.findall(r"[\"“]([^\"“”]{8,}?)[\"”]", text)]
     # "What is the name of ..." is a pattern, not an example
     return [q for q in quoted if "..." not in q and len(q.split()) >= 3]
 
 
+def datasets_text() -> str:
+    """Every string the bundled datasets hold (questions, answers, passages), lowercased, each on one line."""
+    def strings(value):
+        if isinstance(value, str):
+            yield one_line(value).lower()
+        elif isinstance(value, dict):
+            for v in value.values():
+                yield from strings(v)
+        elif isinstance(value, list):
+            for v in value:
+                yield from strings(v)
+
+    return "\n".join(s for path in sorted(datasets_dir().rglob("*.jsonl"))
+                     for line in path.read_text(encoding="utf-8").splitlines() if line.strip()
+                     for s in strings(json.loads(line)))
+
+
+def package_modules() -> list[Path]:
+    """Every module of the package: the folders pyproject.toml maps to `deltaseek` and its rooms."""
+    root = PACKAGE.parents[2]
+    folders = tomllib.loads((root / "pyproject.toml").read_text())["tool"]["setuptools"]["package-dir"].values()
+    return sorted(p for folder in set(folders) for p in (root / folder).rglob("*.py"))
+
+
+def test_the_example_guard_reads_a_quote_wrapped_over_two_lines(tmp_path):
+    module = tmp_path / "wrapped.py"
+    module.write_text('"""Reads phrases: "the tall\n    grey tower" and more."""\n\n'
+                      '# a comment that quotes "the small\n# green door" too\nX = 1\n')
+    assert set(docstring_examples(module)) == {"the tall grey tower", "the small green door"}
+
+
+def test_the_example_guard_covers_every_folder_of_the_package():
+    folders = {p.relative_to(PACKAGE.parents[2]).parts[0] for p in package_modules()}
+    assert {"deltaseek", "signatures", "metrics", "programs", "optimize"} <= folders
+
+
 def test_no_example_in_the_learned_reader_quotes_a_dataset():
-    said = " ".join(path.read_text(encoding="utf-8").lower() for path in datasets_dir().rglob("*.jsonl"))
-    examples = {e for path in PACKAGE.glob("*.py") for e in docstring_examples(path)}
+    said = datasets_text()
+    examples = {e for path in PACKAGE.rglob("*.py") for e in docstring_examples(path)}
     assert len(examples) > 10
     quoted = sorted(e for e in examples if e.lower().rstrip(".?") in said)
     assert not quoted, quoted
@@ -238,10 +298,8 @@ def test_no_example_elsewhere_in_the_package_quotes_a_dataset_but_the_seed_quest
     every other quoted example in the package is written by hand."""
     from deltaseek import SEED_QUESTIONS
 
-    said = " ".join(path.read_text(encoding="utf-8").lower() for path in datasets_dir().rglob("*.jsonl"))
-    root = PACKAGE.parents[2]
-    paths = [p for d in ("deltaseek", "signatures", "metrics", "programs", "optimize") for p in (root / d).rglob("*.py")]
-    examples = {e for path in paths for e in docstring_examples(path)} - set(SEED_QUESTIONS)
+    said = datasets_text()
+    examples = {e for path in package_modules() for e in docstring_examples(path)} - set(SEED_QUESTIONS)
     assert len(examples) > 100
     quoted = sorted(e for e in examples if e.lower().rstrip(".?") in said)
     assert not quoted, quoted

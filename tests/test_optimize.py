@@ -8,6 +8,7 @@ unless a test says otherwise. The real-server tests are in test_mlflow_server.py
 import json
 import socket
 import time
+from pathlib import Path
 
 import dspy
 import pytest
@@ -17,6 +18,7 @@ import deltaseek.programs.agent.program_file as compiled_programs
 from deltaseek.optimize.compile import OPTIMIZERS, compile_program
 from deltaseek.optimize.evaluate import evaluate_program
 from deltaseek.optimize.evaluation_report import table_columns
+from deltaseek.optimize.labeled_data import assign_split
 from deltaseek import DeltaSeek, ProgramFileError, save_program
 from deltaseek.cli import main
 from deltaseek.programs.agent.program_file import load_state_into
@@ -619,3 +621,73 @@ def test_a_failing_compile_keeps_the_baseline_results(capsys, scripted_cli, data
     [baseline] = list((tmp_path / "results").glob("*baseline-dev.jsonl"))
     assert len(read_jsonl(baseline)) == 2 and "baseline dev: 2 examples" in stdout
     assert not (tmp_path / "program.json").exists()
+
+
+@pytest.mark.parametrize("corrupt,problem", [
+    (lambda state: state["synthesize"].update(demos=[{"bogus": 1}, 5]), "predictor 'synthesize': demo 1 holds none"),
+    (lambda state: state["classify"].update(demos=[{"question": "q", "kind": "lookup"}, 5]),
+     "predictor 'classify': demo 2 must be an object"),
+    (lambda state: state["judge"]["signature"].update(instructions=12345),
+     "predictor 'judge': instructions must be text, got int 12345"),
+])
+def test_a_corrupt_program_file_is_one_line_naming_the_file(tmp_path, bundled_index, corrupt, problem):
+    from deltaseek.programs.tools import LocalCorpusSearch
+
+    program = DeltaSeek(tools=[LocalCorpusSearch(bundled_index)])
+    path = tmp_path / "compiled.json"
+    program.save(str(path))
+    state = json.loads(path.read_text())
+    corrupt(state)
+    path.write_text(json.dumps(state))
+    with pytest.raises(ProgramFileError) as raised:
+        load_state_into(DeltaSeek(tools=[LocalCorpusSearch(bundled_index)]), path)
+    message = str(raised.value)
+    assert message.startswith(f"{path}: ") and problem in message and "\n" not in message
+
+
+def test_evaluate_on_a_set_with_no_corpus_searches_the_given_or_bundled_corpus(capsys, scripted_cli, tmp_path,
+                                                                              offline_tracking):
+    path = tmp_path / "mine.jsonl"
+    path.write_text("".join(json.dumps({k: v for k, v in r.items() if k != "corpus"}) + "\n" for r in ROWS))
+    out = tmp_path / "eval.jsonl"
+    code, _, err = run_cli(capsys, "evaluate", "--dataset", path, "--split", "all", "--out", out,
+                           "--tracking-uri", offline_tracking)
+    assert code == 0, err
+    rows = read_jsonl(out)
+    assert len(rows) == 4 and all(r["error"] is None for r in rows)
+    assert rows[0]["answer"] == "David Heinemeier Hansson" and rows[0]["sources"]
+
+    corpus = tmp_path / "own.jsonl"
+    corpus.write_text('{"id": "own-1", "title": "Rails", "text": "Ruby on Rails was created by '
+                      'David Heinemeier Hansson."}\n')
+    code, _, err = run_cli(capsys, "evaluate", "--dataset", path, "--split", "train", "--limit", "1", "--out",
+                           tmp_path / "own.jsonl.out", "--corpus", corpus, "--tracking-uri", offline_tracking)
+    assert code == 0, err
+    [row] = read_jsonl(tmp_path / "own.jsonl.out")
+    assert [s["id"] for s in row["sources"]] == ["own-1"]
+
+
+def small_set(tmp_path) -> Path:
+    """Three rows without a split field whose ids all hash outside the dev split."""
+    ids = [i for i in (f"mine-{n}" for n in range(40)) if assign_split(i) != "dev"][:3]
+    rows = [{k: v for k, v in r.items() if k != "split"} | {"id": i} for r, i in zip(ROWS, ids)]
+    path = tmp_path / "my3rows.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    return path
+
+
+def test_a_set_too_small_to_split_is_evaluated_whole_with_a_note(capsys, tmp_path, monkeypatch, restored_dspy):
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(cli, "configure_lm_from",
+                        lambda args: dspy.configure(lm=scripted_lm(oracle_engine()), adapter=dspy.JSONAdapter()))
+    path, out = small_set(tmp_path), tmp_path / "eval.jsonl"
+    code, stdout, err = run_cli(capsys, "evaluate", "--dataset", path, "--out", out, "--tracking-uri",
+                                f"sqlite:///{tmp_path / 'mlflow.db'}", "--no-traces")
+    assert code == 0, err
+    assert f"deltaseek: note: {path}: the dev split holds none of its 3 examples (too few to split); all of them " \
+           "are run, as with --split all" in err
+    assert len(read_jsonl(out)) == 3 and "3 examples" in stdout
+
+    code, _, err = run_cli(capsys, "evaluate", "--dataset", path, "--split", "dev", "--out", tmp_path / "dev.jsonl")
+    assert code == 2 and err.strip() == (f"deltaseek: error: {path}: the dev split holds none of its 3 examples; "
+                                         "pass --split all to run every example")

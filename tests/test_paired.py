@@ -2,6 +2,8 @@
 metric for both, B - A and its paired bootstrap 95% interval; both runs in one MLflow experiment."""
 
 import json
+import subprocess
+import sys
 
 import mlflow
 import pytest
@@ -125,3 +127,25 @@ def test_evaluate_compare_runs_both_programs_and_logs_two_tagged_runs(capsys, sc
 def test_evaluate_compare_bad_input_is_one_line(capsys, scripted_cli, dataset, extra, problem):
     code, _, err = run_cli(capsys, "evaluate", "--dataset", dataset, *extra)
     assert code == 2 and problem in err and len(err.strip().splitlines()) == 1
+
+
+def result_row(example_id: str, combined: float) -> str:
+    scores = {name: combined for name in ("exact_match", "token_f1", "answerability_accuracy", "efficiency",
+                                          "combined")}
+    return json.dumps({"id": example_id, "answer": "Columbus", "answerability": "direct", "scores": scores,
+                       "gold": {"answer": "Columbus", "answerability": "direct"}, "error": None})
+
+
+def test_paired_names_the_file_and_line_of_a_bad_row(tmp_path):
+    a, b = tmp_path / "a.jsonl", tmp_path / "b.jsonl"
+    a.write_text(result_row("q1", 1.0) + "\n" + '{"id": "q2", "answer": "Colu' + "\n" + result_row("q3", 0.0) + "\n")
+    b.write_text(result_row("q1", 1.0) + "\n" + result_row("q3", 1.0) + "\n")
+    done = subprocess.run([sys.executable, "-m", "deltaseek.optimize.paired", str(a), str(b)],
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode != 0 and "Traceback" not in done.stderr
+    [line] = done.stderr.strip().splitlines()
+    assert line.startswith(f"deltaseek: error: {a}:2: not a JSON row (Unterminated string starting at column ")
+    b.write_text(result_row("q1", 1.0) + "\n" + "[1, 2]\n")
+    done = subprocess.run([sys.executable, "-m", "deltaseek.optimize.paired", str(b), str(b)],
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode != 0 and done.stderr.startswith(f"deltaseek: error: {b}:2: not a result row")

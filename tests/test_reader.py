@@ -2,12 +2,17 @@
 
 import pytest
 
+from deltaseek import DeltaSeek
+from deltaseek.optimize.scenario_lms import scenario_lm
+from deltaseek.programs.agent import evidence
 from deltaseek.programs.agent import guardrails as guard
+from deltaseek.programs.agent.answer import program_answer
 from deltaseek.programs.agent.checks import kind_reason
-from deltaseek.programs.agent.evidence import ambiguous_terms, read_evidence
-from deltaseek.programs.agent.learned_reader import expected_answer_types, extract_answer
+from deltaseek.programs.agent.evidence import Reading, ambiguous_terms, proxy_answer, read_evidence
+from deltaseek.programs.agent.learned_reader import Extracted, expected_answer_types, extract_answer
 from deltaseek.programs.agent.scratchpad import Fact, Scratchpad, ToolCall
-from deltaseek.programs.tools import ToolStatus
+from deltaseek.programs.index import CorpusIndex, Passage
+from deltaseek.programs.tools import LocalCorpusSearch, ToolStatus
 
 RULE_READER_CASE = pytest.mark.xfail(strict=True, reason=(
     "written for the rule reader, now removed: the one reader's learned ranker picks another span here "
@@ -231,3 +236,45 @@ def test_a_number_that_belongs_to_a_name_is_no_figure():
     assert spans("About 500 people live there.") == ["500 people"]
     assert spans("Roughly 500 people live there.") == ["500 people"]
     assert spans("It had roughly 80,000 stars.") == ["80,000 stars"]
+
+
+def untitled_items(count: int) -> list[Passage]:
+    return [Passage(id=str(n), title="", text=f"The code of item {n} is X{n}.") for n in range(1, count + 1)]
+
+
+def test_a_sentence_that_restates_the_question_answers_it():
+    fact = Fact(source="abbey", title="", text="Wendle Abbey stands on a hill. The motto of Wendle Abbey is Ora et "
+                                               "labora, carved over its gate.", step=1)
+    found = evidence.restated_answer("What is the motto of Wendle Abbey?", [fact])
+    assert found is not None and found.span == "Ora et labora" and found.source == "abbey"
+    assert evidence.restated_answer("What is the motto of Wendle Priory?", [fact]) is None  # another subject
+    assert evidence.restated_answer("What is Wendle Abbey?", [fact]) is None  # a description, not a span
+
+
+def test_the_closest_evidence_that_answers_the_question_is_the_answer_not_a_denial(use_lm):
+    """A model whose replies are junk: the program answers, and a passage that says the answer in
+    the question's own words is an answer, never "the passages do not state it"."""
+    tool = LocalCorpusSearch(CorpusIndex.build(untitled_items(2000)))
+    with use_lm(scenario_lm("echo", tool.name)):
+        pred = DeltaSeek(tools=[tool])(question="What is the code of item 777?")
+    assert "do not state" not in pred.answer and "X777" in pred.answer, pred.answer
+    assert pred.answerability == "direct" and pred.sources == ["777"]
+
+
+def test_closest_evidence_of_an_untitled_passage_has_no_empty_brackets():
+    pad = Scratchpad(question="Which colour is the gate of the Wendle mill?")
+    pad.facts.append(Fact(source="mill", title="", text="The Wendle mill grinds oats for the valley.", step=1))
+    answer = program_answer(pad, Reading()).text
+    assert "()" not in answer and "Closest evidence: The Wendle mill grinds oats" in answer, answer
+
+
+@pytest.mark.parametrize("question, figure", [
+    ("Wendle has a population of how many inhabitants?", "population figure"),
+    ("What is the population of Wendle?", "population figure"),
+    ("What is the current rate of adoption for Wendle Mail?", "current rate of adoption figure"),
+])
+def test_the_figure_not_found_is_named_in_plain_words(question, figure):
+    assert evidence.figure_asked(question) == figure
+    proxy = Extracted("1,200", "About 1,200 people voted in Wendle.", "votes", "number", 1.0)
+    answer = proxy_answer(question, Reading(proxies=[proxy]), {"votes": ""})
+    assert answer.startswith(f"No {figure} was found in the sources. Related figures found: 1,200 (About"), answer

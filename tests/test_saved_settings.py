@@ -143,3 +143,20 @@ def test_a_program_saved_to_read_with_the_rule_reader_is_refused_in_one_line(too
     state["settings"]["reader"] = "learned"  # the only other value it had: how every program reads now
     path.write_text(json.dumps(state))
     assert "reader" not in DeltaSeek.from_compiled(path, tools=tools).saved_settings
+
+
+@pytest.mark.parametrize("settings, problem", [
+    ({"reader_min_confidence": 7}, "setting reader_min_confidence: 7 is not allowed; it must be at least 0 and at most 1"),
+    ({"relevance_drop": 0}, "setting relevance_drop: 0 is not allowed; it must be above 0 and below 1"),
+    ({"reader_min_confidence_by_type": {"person": 3}},
+     "setting reader_min_confidence_by_type.person: 3 is not allowed; input should be less than or equal to 1"),
+])
+def test_a_setting_out_of_range_in_a_program_file_is_one_line_naming_the_file_and_range(tmp_path, settings, problem):
+    path = save_program(DeltaSeek(), tmp_path / "program.json")
+    state = json.loads(path.read_text())
+    state["settings"] = settings
+    path.write_text(json.dumps(state))
+    with pytest.raises(ProgramFileError) as raised:
+        DeltaSeek.from_compiled(path)
+    message = str(raised.value)
+    assert message.startswith(str(path)) and problem in message and "\n" not in message, message

@@ -195,8 +195,8 @@ def proxy_answer(question: str, reading: Reading, titles: dict[str, str]) -> str
 
 def figure_asked(question: str) -> str:
     """The figure a number question asks for, as a noun phrase: "population figure" of "has a
-    population of how many inhabitants?", "share of the vote figure", "count of people" of "how many
-    people"; the question's own article and question words are left out."""
+    population of how many inhabitants?", "share of the vote figure", "count of bridges" of "how many
+    bridges"; the question's own article and question words are left out."""
     words = (metric_phrase(question) or "exact").split()
     if words[0].lower() == "how":  # "how many ..." asks a count
         return f"count of {' '.join(words[2:])}"

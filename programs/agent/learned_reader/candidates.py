@@ -109,8 +109,8 @@ def candidate_spans(sentence: str, kind: str) -> list[tuple[str, int]]:
 
 def phrases(sentence: str, longest: int = MAX_PHRASE_WORDS) -> list[tuple[str, int, int]]:
     """(phrase, start, end) for every run of 1 to `longest` words inside one clause (no comma,
-    bracket or quote within) that neither opens nor closes with a function word: "singing and
-    dancing" and "the late spring" -> "late spring", never "and the"."""
+    bracket or quote within) that neither opens nor closes with a function word: "weaving and
+    dyeing" and "the late spring" -> "late spring", never "and the"."""
     skip = stopwords()
     words = [(m.start(), m.end(), m.group(0)) for m in _WORD.finditer(sentence)]
     found = []
