@@ -445,7 +445,7 @@ def test_the_trace_a_demo_is_bootstrapped_from_holds_what_the_program_did(bundle
 def test_a_rejected_query_is_never_handed_back_when_the_program_has_no_move_left(bundled_index, use_lm):
     """With every strategy used and nothing left to search, a junk query the
     checks rejected gives way to the answer, not to itself."""
-    from deltaseek.programs.agent.deltaseek import Move
+    from deltaseek.programs.agent.moves import Move, dispose
     from deltaseek.programs.agent.scratchpad import Scratchpad, ToolCall, StepRecord
     from deltaseek.programs.agent.settings import STRATEGIES
     from deltaseek.programs.tools import ToolStatus
@@ -456,7 +456,7 @@ def test_a_rejected_query_is_never_handed_back_when_the_program_has_no_move_left
     pad.tool_calls.append(ToolCall(step=1, tool="search_corpus", args={"query": "lieutenant governor ohio"},
                                    status=ToolStatus.SUCCESS, executed=True))
     with use_lm(scripted_lm(ScriptedEngine())):
-        move = program.dispose(pad, Move(False, "search_corpus", "query"))
+        move = dispose(program, pad, Move(False, "search_corpus", "query"))
     assert move.synthesize and move.origin == "program" and move.proposed == "query"
     assert "field names" in move.replaced_because
 

@@ -31,7 +31,8 @@ passages,", "Certainly!", "In short:"); a longer one, or one with a name or a nu
 _FRAMES = [re.compile(p, re.I) for p in (
     r"^\s*(?:\*\*|__|[\"'“‘`])+|(?:\*\*|__|[\"'”’`])+(?=[.!]?\s*$)",  # markdown bold, quotes round the answer
     r"^\s*(?:the\s+)?(?:final\s+|short\s+|correct\s+)?answer\s*:\s*",  # a label: "Answer: ..."
-    r"^\s*(?:i|we)\s+(?:can\s+|could\s+|would\s+|do\s+)?(?:say|think|believe|conclude|see|note|found|find)\s+(?:that\s+)?",
+    r"^\s*(?:i|we)\s+(?:can\s+|could\s+|would\s+|do\s+)?(?:say|think|believe|conclude|see|note|found|find)"
+    r"\s+(?:that\s+)?",
     r"^\s*(?:the\s+|these\s+|those\s+)?(?:passages?|sources?|facts?|texts?|documents?|evidence|searches|results?)"
     r"(?:\s+\w+){0,3}?\s+(?:say|says|state|states|show|shows|indicate|indicates|suggest|suggests|mention|mentions|"
     r"confirm|confirms|tell us|make clear)\s+(?:that\s+)?",

@@ -17,10 +17,11 @@ from deltaseek.errors import ProgramFileError, ToolConfigError
 from deltaseek.programs.agent import guardrails as guard
 from deltaseek.programs.agent.evidence import Reading, read_evidence
 from deltaseek.programs.agent.fallbacks import clean_items, heuristic_task_kind
-from deltaseek.programs.agent.final import Finishing
+from deltaseek.programs.agent.final import finish
 from deltaseek.programs.agent.learned_reader import ReaderModel, shipped_reader
 from deltaseek.programs.agent.lm_faults import raise_if_fatal, record_lm_fault
-from deltaseek.programs.agent.moves import Move, MoveChecks, move_outputs, trace_what_was_done
+from deltaseek.programs.agent.moves import (Move, admit_call, dispose, move_outputs, program_move, recover_text_call,
+                                            trace_what_was_done)
 from deltaseek.programs.agent.policy import Verdict, answerability_settled, steering, stop_verdict
 from deltaseek.programs.agent.profile import SMALL, Profile, choose_profile, profile_for
 from deltaseek.programs.agent.program_file import shipped_program_path
@@ -40,7 +41,7 @@ FACT_CHARS = 3000
 fits; 1200 cut the tail off one bundled passage in ten, and the answer with it); prompts show less."""
 
 
-class DeltaSeek(SavedState, MoveChecks, Finishing, dspy.Module):
+class DeltaSeek(SavedState, dspy.Module):
     """The guarded search agent: `DeltaSeek(tools)(question=...)` returns a Prediction with the
     answer, answerability, caveats, assumptions, sources, stop reason, tool calls and scratchpad.
 
@@ -86,7 +87,7 @@ class DeltaSeek(SavedState, MoveChecks, Finishing, dspy.Module):
             if verdict is not None:
                 stop, pad.stop_because = verdict.stop, verdict.because
                 pad.answered_by = verdict.answered_by
-        return self.finish(pad, stop)
+        return finish(self, pad, stop)
 
     # --- the steps of the loop -------------------------------------------------
 
@@ -119,7 +120,7 @@ class DeltaSeek(SavedState, MoveChecks, Finishing, dspy.Module):
             return verdict
         if move.synthesize:  # tool first: no answer before one search has run
             move = Move(False, self.tool_names[0], pad.question, "tool_first", prediction=move.prediction)
-        call = self.admit_call(pad, move)
+        call = admit_call(self, pad, move)
         if asked_model:
             self.count_model_move(pad, replaced=move.origin == "program" or call is None
                                   or call.origin in ("diversified", "program"))
@@ -149,7 +150,7 @@ class DeltaSeek(SavedState, MoveChecks, Finishing, dspy.Module):
                 return Move(False, self.tool_names[0], pad.question, "tool_first")
             reason = ("the model's replies could not be used" if pad.model_unusable else
                       f"the model's last {pad.replaced_moves_in_a_row} move(s) were replaced by the checks")
-            return self.program_move(pad, proposed="", reason=reason) or \
+            return program_move(self, pad, proposed="", reason=reason) or \
                 Move(True, origin="program", replaced_because=reason)
         guidance = step_guidance(pad, self.profile(pad), self.tools)
         pad.notes.clear()
@@ -164,7 +165,7 @@ class DeltaSeek(SavedState, MoveChecks, Finishing, dspy.Module):
         except Exception as exc:  # a parse error or a bad reply must not escape forward()
             raise_if_fatal(exc)
             record_lm_fault(pad, "step", exc)
-            return self.recover_text_call(pad, record, exc)
+            return recover_text_call(self, pad, record, exc)
         pad.consecutive_lm_failures = 0
         record.new_evidence = clean_items(out.get("new_evidence"))[:3]
         record.uncertain = clean_items(out.get("uncertain"))[:2]
@@ -175,7 +176,7 @@ class DeltaSeek(SavedState, MoveChecks, Finishing, dspy.Module):
         if pad.executed_calls and out.get("answerability") in ANSWERABILITY:  # a claim counts once evidence exists
             pad.claimed_answerability = out.answerability
         record.move = "synthesize" if out.next_move == "synthesize" else f"{out.tool}(\"{out.query}\")"
-        move = self.dispose(pad, Move(out.next_move == "synthesize", out.tool, (out.query or "").strip()))
+        move = dispose(self, pad, Move(out.next_move == "synthesize", out.tool, (out.query or "").strip()))
         move.prediction = out
         if move.origin == "program" or move.synthesize:
             trace_what_was_done(out, move_outputs(move))

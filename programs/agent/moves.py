@@ -1,13 +1,15 @@
 """The checks on the model's moves and the program's own moves in their place.
 
-`MoveChecks` is a part of `DeltaSeek`: it decides what runs after a step proposed a move: the
-move itself, the program's own query when a check names what is wrong with it, another angle on a
-duplicate, or the answer when no query is left.
+`dispose` and `admit_call` decide what runs after a step proposed a move, as functions of the
+program (what they read of it is `MoveChecksHost`) and the run's scratchpad: the move itself, the
+program's own query when a check names what is wrong with it, another angle on a duplicate, or
+the answer when no query is left.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Protocol
 
 import dspy
 
@@ -17,11 +19,13 @@ from deltaseek.programs.agent.fallbacks import heuristic_query
 from deltaseek.programs.agent.learned_reader import ReaderModel
 from deltaseek.programs.agent.lm_faults import raise_if_fatal, record_lm_fault
 from deltaseek.programs.agent.policy import steering, steps_left
+from deltaseek.programs.agent.profile import Profile
 from deltaseek.programs.agent.prompting import observation
 from deltaseek.programs.agent.scratchpad import Scratchpad, StepRecord, ToolCall
+from deltaseek.programs.agent.settings import AgentSettings
 from deltaseek.programs.agent.text_calls import parse_text_tool_call
 from deltaseek.programs.text import meaningful_tokens, named_entities
-from deltaseek.programs.tools.base import ToolResult, ToolStatus
+from deltaseek.programs.tools.base import SearchTool, ToolResult, ToolStatus
 
 
 @dataclass
@@ -38,119 +42,131 @@ class Move:
     """The step's output this move answers (DSPy's trace holds it; see `trace_what_was_done`)."""
 
 
-class MoveChecks:
-    """The move checks of `DeltaSeek` (they read its tools, settings, profile and evidence)."""
+class MoveChecksHost(Protocol):
+    """What the checks on a move read of the program: its tools and settings, the names the
+    prompt holds, its profile and reader for the run, and the predictor that diversifies a query."""
 
-    def dispose(self, pad: Scratchpad, move: Move) -> Move:
-        """The checks on the model's move: a query that a check names as junk (an echo, a repeated
-        run, no search term, a copied or invented sentence) becomes the program's move, and the run
-        goes on as the small profile when the capable one was only a default. An answer before any
-        fact holds a typed answer, while strategies remain, is replaced by a search for as many
-        searches as the profile's `refinements_before_answer`, or while a term of the question that
-        the sources use in several senses is unsearched (the answer must say how it was read)."""
-        if move.synthesize:
-            refinements = self.profile(pad).refinements_before_answer
-            premature = (pad.executed_calls and steering(pad) == "unknown" and steps_left(pad)
-                         and guard.next_unused_strategy(pad) is not None
-                         and (refinements is None or len(pad.executed_calls) <= refinements
-                              or unexplored_meaning(pad) is not None))
-            reason = "no fact found so far holds an answer of the kind asked for" if premature else None
-        else:
-            reason = guard.reject_junk_query(move.query, pad, self.reserved_names)
-            if reason:
-                self.saw_junk(pad, reason)
-        if reason is None:
-            return move
-        proposed = "synthesize" if move.synthesize else move.query
-        answer_now = Move(True, origin="program", proposed=proposed, replaced_because=reason)
-        if not move.synthesize and steering(pad) == "direct":
-            # the facts already hold a typed answer: the program's best move is to answer
-            pad.steps[-1].note = f"replaced {move.query!r}: {reason}; the facts already answer the question"
-            return answer_now
-        if program := self.program_move(pad, proposed=proposed, reason=reason):
-            return program
-        if pad.executed_calls:  # no query of the program's own is left: answer, never the rejected move
-            pad.steps[-1].note = f"replaced {proposed!r}: {reason}; no query of the program's own is left"
-            return answer_now
-        return Move(False, self.tool_names[0], pad.question, "tool_first", proposed, reason)
+    tools: dict[str, SearchTool]
+    tool_names: list[str]
+    settings: AgentSettings
+    reserved_names: set[str]
+    diversify: dspy.Predict
 
-    def program_move(self, pad: Scratchpad, proposed: str, reason: str) -> Move | None:
-        """The first of the program's own queries that is not a duplicate, on the next tool in the user's order."""
-        tool = guard.program_tool(pad, self.tool_names)
-        for query, why in program_queries(pad, self.learned_reader()):
-            if query and not self.why_blocked(pad, Move(False, tool, query)):
-                pad.steps[-1].note = f"replaced {proposed!r}: {reason}; {why}"
-                return Move(False, tool, query, "program", proposed, reason)
-        return None
+    def profile(self, pad: Scratchpad | None = None) -> Profile: ...
+    def learned_reader(self) -> ReaderModel: ...
+    def saw_junk(self, pad: Scratchpad, why: str) -> None: ...
+    def call_lm(self, pad: Scratchpad, predictor: dspy.Predict, **inputs) -> dspy.Prediction: ...
 
-    def recover_text_call(self, pad: Scratchpad, record: StepRecord, exc: Exception) -> Move | None:
-        """A tool call read from the text of a reply that did not parse, else no move (no progress)."""
-        raw = getattr(exc, "lm_response", None) or ""
-        parsed = parse_text_tool_call(raw, self.tool_names)
-        if parsed:
-            pad.consecutive_lm_failures = 0
-            record.note = "structured output failed; tool call parsed from text"
-            record.move = f"{parsed[0]}(\"{parsed[1]}\")"
-            return self.dispose(pad, Move(False, parsed[0], parsed[1], "text"))
-        if pad.lm_faults and pad.lm_faults[-1].kind == "unreadable":  # a reply, not a failed call
-            self.saw_junk(pad, f"a step's reply could not be read ({type(exc).__name__})")
-        pad.consecutive_lm_failures += 1
-        record.note = f"no usable move ({type(exc).__name__}); counted as no progress"
-        if pad.consecutive_lm_failures >= self.settings.max_lm_failures:
-            pad.model_unusable = True
-            record.note += "; the model's replies could not be used, the program goes on with its own moves"
-        return None
+def dispose(agent: MoveChecksHost, pad: Scratchpad, move: Move) -> Move:
+    """The checks on the model's move: a query that a check names as junk (an echo, a repeated
+    run, no search term, a copied or invented sentence) becomes the program's move, and the run
+    goes on as the small profile when the capable one was only a default. An answer before any
+    fact holds a typed answer, while strategies remain, is replaced by a search for as many
+    searches as the profile's `refinements_before_answer`, or while a term of the question that
+    the sources use in several senses is unsearched (the answer must say how it was read)."""
+    if move.synthesize:
+        refinements = agent.profile(pad).refinements_before_answer
+        premature = (pad.executed_calls and steering(pad) == "unknown" and steps_left(pad)
+                     and guard.next_unused_strategy(pad) is not None
+                     and (refinements is None or len(pad.executed_calls) <= refinements
+                          or unexplored_meaning(pad) is not None))
+        reason = "no fact found so far holds an answer of the kind asked for" if premature else None
+    else:
+        reason = guard.reject_junk_query(move.query, pad, agent.reserved_names)
+        if reason:
+            agent.saw_junk(pad, reason)
+    if reason is None:
+        return move
+    proposed = "synthesize" if move.synthesize else move.query
+    answer_now = Move(True, origin="program", proposed=proposed, replaced_because=reason)
+    if not move.synthesize and steering(pad) == "direct":
+        # the facts already hold a typed answer: the program's best move is to answer
+        pad.steps[-1].note = f"replaced {move.query!r}: {reason}; the facts already answer the question"
+        return answer_now
+    if program := program_move(agent, pad, proposed=proposed, reason=reason):
+        return program
+    if pad.executed_calls:  # no query of the program's own is left: answer, never the rejected move
+        pad.steps[-1].note = f"replaced {proposed!r}: {reason}; no query of the program's own is left"
+        return answer_now
+    return Move(False, agent.tool_names[0], pad.question, "tool_first", proposed, reason)
 
-    def admit_call(self, pad: Scratchpad, move: Move) -> Move | None:
-        """The duplicate guard: reroute from failed tools, block repeats, take another angle."""
-        if move.tool not in self.tools:
-            move.tool = self.tool_names[0]
-        rerouted = guard.reroute_from_failed_tool(pad, move.tool, move.query, self.tool_names)
-        if rerouted:
-            move = Move(False, rerouted, move.query, "rerouted")
-        reason = self.why_blocked(pad, move)
-        if reason is None:
-            return move
-        self.record_blocked(pad, move, reason)
-        while (strategy := guard.next_unused_strategy(pad)) is not None:
-            pad.strategies_used.append(strategy)
-            query = self.diversified_query(pad, strategy)
-            if query is None or guard.reject_junk_query(query, pad, self.reserved_names):
-                continue
-            retry = Move(False, move.tool, query, "diversified")
-            if (retry_blocked := self.why_blocked(pad, retry)) is None:
-                return retry
-            self.record_blocked(pad, retry, retry_blocked)
-            break
-        # still a duplicate after diversifying: the program's own next query, else synthesis
-        return self.program_move(pad, proposed=move.query, reason=reason)
+def program_move(agent: MoveChecksHost, pad: Scratchpad, proposed: str, reason: str) -> Move | None:
+    """The first of the program's own queries that is not a duplicate, on the next tool in the user's order."""
+    tool = guard.program_tool(pad, agent.tool_names)
+    for query, why in program_queries(pad, agent.learned_reader()):
+        if query and not why_blocked(agent, pad, Move(False, tool, query)):
+            pad.steps[-1].note = f"replaced {proposed!r}: {reason}; {why}"
+            return Move(False, tool, query, "program", proposed, reason)
+    return None
 
-    def why_blocked(self, pad: Scratchpad, move: Move) -> str | None:
-        return (guard.block_duplicate_call(pad, move.tool, move.query, self.settings.min_new_tokens)
-                or guard.block_echo_query(move.query, self.reserved_names))
+def recover_text_call(agent: MoveChecksHost, pad: Scratchpad, record: StepRecord, exc: Exception) -> Move | None:
+    """A tool call read from the text of a reply that did not parse, else no move (no progress)."""
+    raw = getattr(exc, "lm_response", None) or ""
+    parsed = parse_text_tool_call(raw, agent.tool_names)
+    if parsed:
+        pad.consecutive_lm_failures = 0
+        record.note = "structured output failed; tool call parsed from text"
+        record.move = f"{parsed[0]}(\"{parsed[1]}\")"
+        return dispose(agent, pad, Move(False, parsed[0], parsed[1], "text"))
+    if pad.lm_faults and pad.lm_faults[-1].kind == "unreadable":  # a reply, not a failed call
+        agent.saw_junk(pad, f"a step's reply could not be read ({type(exc).__name__})")
+    pad.consecutive_lm_failures += 1
+    record.note = f"no usable move ({type(exc).__name__}); counted as no progress"
+    if pad.consecutive_lm_failures >= agent.settings.max_lm_failures:
+        pad.model_unusable = True
+        record.note += "; the model's replies could not be used, the program goes on with its own moves"
+    return None
 
-    def diversified_query(self, pad: Scratchpad, strategy: str) -> str | None:
-        """The strategy's query: the program's own, or the LM's where `diversify_with_lm` asks for it."""
-        if not self.settings.diversify_with_lm:
-            return heuristic_query(pad, strategy, self.learned_reader())
-        try:
-            out = self.call_lm(pad, self.diversify, question=pad.question, tried_queries=pad.tried_queries,
-                               facts=[f.text[:160] for f in pad.facts[-6:]], strategy=strategy)
-            query = (out.query or "").strip()
-        except Exception as exc:
-            raise_if_fatal(exc)
-            record_lm_fault(pad, "diversify", exc)
-            query = ""
-        usable = query and not self.why_blocked(pad, Move(False, self.tool_names[0], query))
-        return query if usable else heuristic_query(pad, strategy, self.learned_reader()) or query or None
+def admit_call(agent: MoveChecksHost, pad: Scratchpad, move: Move) -> Move | None:
+    """The duplicate guard: reroute from failed tools, block repeats, take another angle."""
+    if move.tool not in agent.tools:
+        move.tool = agent.tool_names[0]
+    rerouted = guard.reroute_from_failed_tool(pad, move.tool, move.query, agent.tool_names)
+    if rerouted:
+        move = Move(False, rerouted, move.query, "rerouted")
+    reason = why_blocked(agent, pad, move)
+    if reason is None:
+        return move
+    record_blocked(agent, pad, move, reason)
+    while (strategy := guard.next_unused_strategy(pad)) is not None:
+        pad.strategies_used.append(strategy)
+        query = diversified_query(agent, pad, strategy)
+        if query is None or guard.reject_junk_query(query, pad, agent.reserved_names):
+            continue
+        retry = Move(False, move.tool, query, "diversified")
+        if (retry_blocked := why_blocked(agent, pad, retry)) is None:
+            return retry
+        record_blocked(agent, pad, retry, retry_blocked)
+        break
+    # still a duplicate after diversifying: the program's own next query, else synthesis
+    return program_move(agent, pad, proposed=move.query, reason=reason)
 
-    def record_blocked(self, pad: Scratchpad, move: Move, reason: str) -> None:
-        pad.tool_calls.append(ToolCall(step=pad.step, tool=move.tool, args={"query": move.query},
-                                       status=ToolStatus.BLOCKED, executed=False, blocked_reason=reason,
-                                       origin=move.origin, proposed=move.proposed,
-                                       replaced_because=move.replaced_because))
-        blocked = ToolResult(tool=move.tool, query=move.query, status=ToolStatus.BLOCKED, note=reason)
-        pad.notes.append(observation(pad, blocked, self.tool_names, self.profile(pad)))
+def why_blocked(agent: MoveChecksHost, pad: Scratchpad, move: Move) -> str | None:
+    return (guard.block_duplicate_call(pad, move.tool, move.query, agent.settings.min_new_tokens)
+            or guard.block_echo_query(move.query, agent.reserved_names))
+
+def diversified_query(agent: MoveChecksHost, pad: Scratchpad, strategy: str) -> str | None:
+    """The strategy's query: the program's own, or the LM's where `diversify_with_lm` asks for it."""
+    if not agent.settings.diversify_with_lm:
+        return heuristic_query(pad, strategy, agent.learned_reader())
+    try:
+        out = agent.call_lm(pad, agent.diversify, question=pad.question, tried_queries=pad.tried_queries,
+                           facts=[f.text[:160] for f in pad.facts[-6:]], strategy=strategy)
+        query = (out.query or "").strip()
+    except Exception as exc:
+        raise_if_fatal(exc)
+        record_lm_fault(pad, "diversify", exc)
+        query = ""
+    usable = query and not why_blocked(agent, pad, Move(False, agent.tool_names[0], query))
+    return query if usable else heuristic_query(pad, strategy, agent.learned_reader()) or query or None
+
+def record_blocked(agent: MoveChecksHost, pad: Scratchpad, move: Move, reason: str) -> None:
+    pad.tool_calls.append(ToolCall(step=pad.step, tool=move.tool, args={"query": move.query},
+                                   status=ToolStatus.BLOCKED, executed=False, blocked_reason=reason,
+                                   origin=move.origin, proposed=move.proposed,
+                                   replaced_because=move.replaced_because))
+    blocked = ToolResult(tool=move.tool, query=move.query, status=ToolStatus.BLOCKED, note=reason)
+    pad.notes.append(observation(pad, blocked, agent.tool_names, agent.profile(pad)))
 
 
 def program_queries(pad: Scratchpad, reader: ReaderModel):
