@@ -283,11 +283,9 @@ def word_class(word: str) -> str:
 
 def lexical_features(question: QuestionView, previous: str, following: str, text: str, last: str) -> dict:
     """Words crossed with the question's asking phrase: the word before and after the candidate,
-    its shape and its last word ("how many" with a last word "bridges"; "who" with "by" before),
-    and the last word crossed with the noun the question asks for. `last` is as the caller gives
-    it: a `word_class` for a one-word candidate, the word itself, lowercased, for one of several
-    words ("lind" of "Ada Lind"). Which of them matter is learned; a word the model never saw
-    weighs nothing."""
+    its shape and its last word ("how many" with "bridges" last; "who" with "by" before), and the
+    last word crossed with the noun asked for. `last`: a one-word candidate's `word_class`, else its
+    last word lowercased ("lind" of "Ada Lind"). Which matter is learned; an unseen word weighs nothing."""
     wh = question.wh
     found = {f"lex:{wh}|prev={previous}": 1.0, f"lex:{wh}|next={following}": 1.0, f"lex:{wh}|shape={shape(text)}": 1.0,
              f"lex:{wh}|last={last}": 1.0}
