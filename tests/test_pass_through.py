@@ -66,3 +66,38 @@ def test_a_question_asked_again_after_fifty_others_gets_the_same_answer_and_move
     assert again.profile == first.profile == "capable"
     assert [(c["tool"], c["args"], c["origin"]) for c in again.tool_calls] == \
         [(c["tool"], c["args"], c["origin"]) for c in first.tool_calls]
+
+
+@pytest.mark.embedded
+@pytest.mark.llama_server
+def test_a_served_models_answer_and_moves_are_the_same_in_a_later_process(llama_server, tmp_path):
+    """The bundled GGUF behind llama-cpp-python's server on loopback, no `--profile`: the Ohio
+    question in one process, three other questions in a second, the Ohio question again in a
+    third. The processes share deltaseek's cache folder (where the server's wire format is
+    remembered), each with DSPy's cache in a new folder: the same answer and the same moves."""
+    import json
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    deltaseek = str(Path(sys.executable).parent / "deltaseek")
+    served = ["--lm", "openai/smollm2", "--api-base", llama_server, "--json"]
+
+    def ask(name: str, *questions: str) -> list[dict]:
+        (tmp_path / f"{name}.txt").write_text("\n".join(questions) + "\n")
+        env = {**os.environ, "DELTASEEK_CACHE": str(tmp_path / "cache"), "DSPY_CACHEDIR": str(tmp_path / f"dspy-{name}")}
+        done = subprocess.run([deltaseek, "ask", "-f", str(tmp_path / f"{name}.txt"), *served], env=env,
+                              capture_output=True, text=True, timeout=600)
+        assert done.returncode == 0, done.stderr[-2000:]
+        return [json.loads(line) for line in done.stdout.splitlines() if line.strip()]
+
+    [first] = ask("first", OHIO)
+    others = ask("others", "Who created the Ruby programming language?", "What is the population of Xyzzyville?",
+                 "What is the street address of The New York Times headquarters?")
+    [again] = ask("again", OHIO)
+    assert len(others) == 3
+    assert again["answer"] == first["answer"] and "Tressel" in first["answer"]
+    assert again["profile"] == first["profile"]
+    assert [(c["tool"], c["args"], c["origin"], c["executed"]) for c in again["tool_calls"]] == \
+        [(c["tool"], c["args"], c["origin"], c["executed"]) for c in first["tool_calls"]]
