@@ -56,13 +56,18 @@ def model_answer(pad: Scratchpad, proposal: Proposal) -> FinalAnswer:
     return FinalAnswer(proposal.answer, "lm", sources, claimed or "direct")
 
 
+def cannot_deny(pad: Scratchpad, missing_subjects: list[str]) -> bool:
+    """Whether "no information found" cannot be taken to mean the answer does not exist: the model
+    could not be used and no subject was found missing, or the question is in another language than
+    the reader's (its subject may be in the sources under another spelling: "Ксиззивилл")."""
+    return (pad.model_unusable and not missing_subjects) or not asks_in_english(pad.question)
+
+
 def program_answer(pad: Scratchpad, reading: Reading) -> FinalAnswer:
     """The program's own answer: the reader's confident span, else the related figures, else what
-    was found and that the exact answer was not. That last is `unlikely` when the model could be
-    used and the question is in English; `unknown` otherwise, since then nothing shows the answer
-    is missing: the model could not judge, or the reader cannot read the question's language (the
-    closest passage is quoted, not denied). (A run whose every
-    search failed is answered before this, in `DeltaSeek.final_answer`.)"""
+    was found and that the exact answer was not. That last is `unlikely`, or `unknown` where the
+    program cannot deny it (`cannot_deny`: the closest passage is quoted, not denied). (A run whose
+    every search failed is answered before this, in `final.final_answer`.)"""
     if reading.spans:
         return FinalAnswer(extracted_answer(reading), "extracted",
                            list(dict.fromkeys(e.source for e in reading.spans)), reading.answerability)
@@ -70,7 +75,7 @@ def program_answer(pad: Scratchpad, reading: Reading) -> FinalAnswer:
         titles = {f.source: f.title for f in pad.facts}
         return FinalAnswer(proxy_answer(pad.question, reading, titles), "extracted",
                            list(dict.fromkeys(e.source for e in reading.proxies)), "proxy_only")
-    label = "unknown" if pad.model_unusable or not asks_in_english(pad.question) else "unlikely"
+    label = "unknown" if cannot_deny(pad, []) else "unlikely"
     closest = reading.unsure[0] if reading.unsure else None
     if closest is not None:
         title = next((f.title for f in pad.facts if f.source == closest.source), "")

@@ -48,12 +48,15 @@ _FRAMES = [re.compile(p, re.I) for p in (
 passages show", "X is the answer". What the frame leaves is what is checked."""
 
 
+ABOUT_ANSWERING = EVIDENCE_TALK | FRAME_WORDS
+"""Every word a frame may hold: none of them is a claim."""
 BEING = frozenset("is was are were has had have will would".split())
+"""A verb that, after a word of the clause's own, makes the clause a claim ("a miller was ...")."""
 ONE_WORD_LEAD_INS = frozenset("certainly sure well okay ok so thus therefore hence indeed overall briefly "
                               "essentially basically clearly".split())
-
-
+"""Lone words that only frame ("Certainly!"); any other lone word may be the answer ("Paris, France")."""
 SUMMING_UP = frozenset("short brief summary sum conclusion overall words results result reading information".split())
+"""Words of a clause that sums up ("In short,", "In a word,"): a frame."""
 
 
 def frames_the_answer(clause: str) -> bool:
@@ -69,10 +72,10 @@ def frames_the_answer(clause: str) -> bool:
         return False
     if len(words) == 1 or words[0] in ("yes", "no"):
         return words[0] in ONE_WORD_LEAD_INS
-    framing = stopwords() | FRAME_WORDS | EVIDENCE_TALK
-    if any(word in BEING and before not in framing for before, word in zip(words, words[1:])):
+    if any(word in BEING and before not in ABOUT_ANSWERING and before not in stopwords()
+           for before, word in zip(words, words[1:])):
         return False
-    return any(word in EVIDENCE_TALK | FRAME_WORDS | SUMMING_UP for word in words)
+    return any(word in ABOUT_ANSWERING or word in SUMMING_UP for word in words)
 
 
 def claim(answer: str) -> str:
@@ -87,4 +90,4 @@ def claim(answer: str) -> str:
             answer = answer[lead.end():]
         for frame in _FRAMES:
             answer = frame.sub("", answer, count=1)
-    return " ".join(w for w in answer.split() if w.lower().strip(".,;:!?\"'") not in EVIDENCE_TALK | FRAME_WORDS)
+    return " ".join(w for w in answer.split() if w.lower().strip(".,;:!?\"'") not in ABOUT_ANSWERING)

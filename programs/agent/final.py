@@ -12,9 +12,10 @@ from typing import Protocol
 import dspy
 
 from deltaseek.programs.agent import guardrails as guard
-from deltaseek.programs.agent.answer import FinalAnswer, Proposal, model_answer, program_answer, state_caveats
+from deltaseek.programs.agent.answer import (FinalAnswer, Proposal, cannot_deny, model_answer, program_answer,
+                                             state_caveats)
 from deltaseek.programs.agent.checks import answer_failure, is_abstention
-from deltaseek.programs.agent.evidence import Reading, ambiguous_terms, asks_in_english
+from deltaseek.programs.agent.evidence import Reading, ambiguous_terms
 from deltaseek.programs.agent.fallbacks import clean_items
 from deltaseek.programs.agent.learned_reader import ReaderModel, expected_answer_types
 from deltaseek.programs.agent.learned_reader.disagreement import disagreeing_values
@@ -26,13 +27,6 @@ from deltaseek.programs.agent.scratchpad import Scratchpad
 from deltaseek.programs.agent.settings import AgentSettings
 from deltaseek.signatures import StopReason, Synthesize, compact_signature
 from deltaseek.signatures import guidance as text
-
-
-def cannot_deny(pad: Scratchpad, missing_subjects: list[str]) -> bool:
-    """Whether "no information found" cannot be taken to mean the answer does not exist: the model
-    could not be used and no subject was found missing, or the question is in another language than
-    the reader's (its subject may be in the sources under another spelling: "Ксиззивилл")."""
-    return (pad.model_unusable and not missing_subjects) or not asks_in_english(pad.question)
 
 
 class FinishingHost(Protocol):

@@ -2,10 +2,10 @@
 state (the scratchpad, the settings, the profile), each unit-testable without an LM.
 
 `steering` is the answerability that steers the search; each stop check returns a `Verdict` (the
-stop reason and why) or None to go on. `stop_verdict`
-returns the first verdict; the loop records its reason on the scratchpad (`stop_because`), so the
-trajectory says which check ended the search and why. The step's own stops (the model asked for the
-answer, its claim settled the answerability, no new query was left) are recorded the same way.
+stop reason and why) or None to go on. `stop_verdict` returns the first verdict; the loop records
+its reason on the scratchpad (`stop_because`), so the trajectory says which check ended the
+search and why. The step's own stops (the model asked for the answer, its claim settled the
+answerability, no new query was left) are recorded the same way.
 """
 
 from __future__ import annotations

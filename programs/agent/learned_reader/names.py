@@ -38,5 +38,6 @@ def full_name(word: str, facts: list, own=None) -> str | None:
 
 def _longest_ending_with(word: str, texts: list[str]) -> str | None:
     names = [m.group(0).strip() for text in texts for m in NAME.finditer(text)]
-    fuller = [n for n in names if len(n.split()) > 1 and n.split()[-1] == word and n.split()[0].lower() not in stopwords()]
+    fuller = [n for n in names
+              if len(n.split()) > 1 and n.split()[-1] == word and n.split()[0].lower() not in stopwords()]
     return max(fuller, key=len) if fuller else None
