@@ -14,6 +14,9 @@ from deltaseek.programs.agent import AgentSettings, DeltaSeek
 from deltaseek.programs.agent.learned_reader import load_reader
 from deltaseek.programs.agent.program_file import UNCOMPILED, default_program_path, load_state_into
 from deltaseek.programs.agent.saved_state import RULE_READER
+
+FEATURES_READER = "features"
+"""`--reader features`: the program's reader with its ranker reading spans, not its adapter."""
 from deltaseek.programs.index import CorpusIndex
 from deltaseek.programs.lm import configure_lm
 from deltaseek.programs.tools import build_tools
@@ -78,9 +81,11 @@ def build_program(options: AgentOptions, source: str | None = None, tools: list 
     if options.reader == RULE_READER:
         raise UsageError("--reader rules: deltaseek no longer has the rule reader; give a learned reader's JSON "
                          "weights, or leave --reader out for the program's own")
-    own_reader = load_reader(options.reader) if options.reader is not None else None
+    own_reader = load_reader(options.reader) if options.reader not in (None, FEATURES_READER) else None
     program = program_type(tools=tools, settings=settings, reader=own_reader)
     load_state_into(program, options.program if source is None else source)
+    if options.reader == FEATURES_READER:  # the program's reader, its ranker reading in place of its adapter
+        program.reader = program.learned_reader().without_adapter()
     if overrides:  # an option given here wins over the settings saved with the program
         program.settings = program.settings.model_copy(update=overrides)
     return program

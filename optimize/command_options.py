@@ -65,7 +65,8 @@ def add_agent_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--program", help="a compiled program to load instead of the default: a JSON state file, "
                                            "or an MLflow model URI such as models:/NAME/VERSION (its prompts)")
     parser.add_argument("--reader", help="a learned reader's JSON weights (python -m deltaseek.optimize.train_reader) "
-                        "in place of the program's; default: the program's own, else the shipped "
+                        "in place of the program's; 'features': the program's reader with its ranker reading "
+                        "spans in place of its adapter; default: the program's own, else the shipped "
                         "programs/compiled/reader.json")
     parser.add_argument("--soft-budget", type=int)
     parser.add_argument("--hard-budget", type=int)

@@ -43,6 +43,11 @@ passages titled with the one thing they are about. Never HotpotQA: it stands for
 
 def read_questions(examples: list[dspy.Example], index: CorpusIndex, passages: int = READ_PASSAGES) -> list[Question]:
     """Each example as a `Question` with the passages its question finds, candidates prepared."""
+    return prepare(read_facts(examples, index, passages))
+
+
+def read_facts(examples: list[dspy.Example], index: CorpusIndex, passages: int = READ_PASSAGES) -> list[Question]:
+    """Each example as a `Question` with the passages its question finds (the agent's first search)."""
     questions = []
     for ex in examples:
         facts = [Fact(source=hit.passage.id, title=hit.passage.title, text=hit.passage.text, step=1)
@@ -50,7 +55,7 @@ def read_questions(examples: list[dspy.Example], index: CorpusIndex, passages: i
         answers = () if ex.answerability == "unlikely" else tuple(a for a in (ex.answer, *(ex.get("aliases") or [])) if a)
         absent = any(not index.mentions(subject) for subject in question_subjects(ex.question))
         questions.append(Question(str(ex.get("id") or ex.question), ex.question, facts, answers, subject_absent=absent))
-    return prepare(questions)
+    return questions
 
 
 def dataset_questions(datasets: str | list[str], corpus: list[str] | None = None) -> dict[str, list[Question]]:

@@ -1,9 +1,9 @@
 """`--lm path/to/model.gguf`: a local GGUF file runs in-process on the embedded model's engine.
 
-A second model, made here: a tiny llama with random weights (the packaged SmolLM2's tokenizer, a
-chat template of its own), written with the `gguf` package. It answers nonsense; what is tested
-is that it loads and runs through the engine: its own chat template, grammar decoding, prefix
-reuse. The packaged SmolLM2 named by its path answers a seed question (marked `embedded`).
+A second model, made by tests/tiny_model.py: a tiny llama with random weights (the packaged
+SmolLM2's tokenizer, a chat template of its own), written with the `gguf` package. It answers
+nonsense; what is tested is that it loads and runs through the engine: its own chat template,
+grammar decoding, prefix reuse. The packaged SmolLM2 named by its path answers a seed question (marked `embedded`).
 """
 
 import json
@@ -14,7 +14,6 @@ from pathlib import Path
 from typing import Literal
 
 import dspy
-import numpy as np
 import pytest
 from dspy import lm15
 
@@ -31,56 +30,7 @@ from deltaseek.programs.lm import (
     make_lm,
 )
 from deltaseek.programs.lm.gguf_file import looks_like_gguf_path
-
-TINY_TEMPLATE = ("{% for message in messages %}<|{{ message['role'] }}|>\n{{ message['content'] }}\n{% endfor %}"
-                 "{% if add_generation_prompt %}<|assistant|>\n{% endif %}")
-"""Not SmolLM2's ChatML: a prompt built with it shows the engine read the file's own template."""
-
-
-def write_tiny_llama_gguf(path: Path, n_embd: int = 64, n_ff: int = 128, n_head: int = 4, n_head_kv: int = 2) -> Path:
-    """A one-layer llama of random weights (seeded) with the packaged SmolLM2's tokenizer, as GGUF."""
-    import gguf
-
-    source = gguf.GGUFReader(find_smollm2_gguf())
-    vocab = len(source.fields["tokenizer.ggml.tokens"].data)
-    writer = gguf.GGUFWriter(path, arch="llama")
-    writer.add_name("tiny random llama")
-    writer.add_block_count(1)
-    writer.add_context_length(8192)
-    writer.add_embedding_length(n_embd)
-    writer.add_feed_forward_length(n_ff)
-    writer.add_head_count(n_head)
-    writer.add_head_count_kv(n_head_kv)
-    writer.add_rope_dimension_count(n_embd // n_head)
-    writer.add_layer_norm_rms_eps(1e-5)
-    writer.add_vocab_size(vocab)
-    writer.add_file_type(gguf.LlamaFileType.ALL_F32)
-    for key, field in source.fields.items():
-        if key.startswith("tokenizer.ggml."):
-            sub_type = field.types[1] if field.types[0] == gguf.GGUFValueType.ARRAY else None
-            writer.add_key_value(key, field.contents(), field.types[0], sub_type=sub_type)
-    writer.add_chat_template(TINY_TEMPLATE)
-
-    rng = np.random.default_rng(0)
-
-    def weights(*shape):  # numpy's shape is GGUF's dimensions reversed
-        return (rng.standard_normal(shape) * 0.02).astype(np.float32)
-
-    n_embd_kv = n_embd // n_head * n_head_kv
-    tensors = {"token_embd.weight": weights(vocab, n_embd), "output_norm.weight": np.ones(n_embd, np.float32),
-               "blk.0.attn_norm.weight": np.ones(n_embd, np.float32), "blk.0.attn_q.weight": weights(n_embd, n_embd),
-               "blk.0.attn_k.weight": weights(n_embd_kv, n_embd), "blk.0.attn_v.weight": weights(n_embd_kv, n_embd),
-               "blk.0.attn_output.weight": weights(n_embd, n_embd), "blk.0.ffn_norm.weight": np.ones(n_embd, np.float32),
-               "blk.0.ffn_gate.weight": weights(n_ff, n_embd), "blk.0.ffn_up.weight": weights(n_ff, n_embd),
-               "blk.0.ffn_down.weight": weights(n_embd, n_ff)}
-    for name, tensor in tensors.items():
-        writer.add_tensor(name, tensor)
-    writer.write_header_to_file()
-    writer.write_kv_data_to_file()
-    writer.write_tensors_to_file()
-    writer.close()
-    return path
-
+from tests.tiny_model import TINY_TEMPLATE, write_tiny_llama_gguf
 
 @pytest.fixture(scope="session")
 def tiny_gguf(tmp_path_factory) -> Path:

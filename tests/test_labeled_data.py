@@ -428,7 +428,8 @@ def test_squad2_converter_splits_by_article_and_keeps_only_distinct_answers(tmp_
     by_article = {row["id"]: row for row in read_rows(articles_path)}
     assert list(by_article) == ["s1", "s2", "s4"]
     assert "IPod" in SCORED_ARTICLES and by_article["s4"]["split"] == "test"
-    assert by_article["s1"]["split"] == article_split("Orla_mill", "s1") != "test"
+    assert by_article["s1"]["split"] == article_split("Orla_mill") == "train"
+    assert article_split("To_Kill_a_Mockingbird") == "dev"  # a whole article is dev, never some of its questions
     assert (by_article["s1"]["question"], by_article["s1"]["answer"], by_article["s1"]["aliases"]) == \
         ("Who built the Orla mill?", "Ada Lind", ["Lind"])
     assert (by_article["s2"]["answer"], by_article["s2"]["answerability"]) == ("", "unlikely")
@@ -440,10 +441,11 @@ def test_squad2_converter_splits_by_article_and_keeps_only_distinct_answers(tmp_
 
 
 def test_squad2_articles_set_holds_a_scored_part_with_unanswerable_questions():
-    """The bundled squad2_articles.jsonl: over 1,000 questions only scored, 150 of them unanswerable."""
+    """The bundled squad2_articles.jsonl: over 1,000 questions only scored, 150 of them unanswerable;
+    dev and train hold different articles, train the one with unanswerable questions."""
     parts = split(load_labeled(SQUAD2_SET.parent / "squad2_articles.jsonl").examples)
     assert len(parts["test"]) >= 1000 and sum(ex.answerability == "unlikely" for ex in parts["test"]) >= 150
-    assert parts["train"] and parts["dev"] and any(ex.answerability == "unlikely" for ex in parts["dev"])
+    assert parts["train"] and parts["dev"] and any(ex.answerability == "unlikely" for ex in parts["train"])
 
 
 def test_hotpotqa_converter_writes_each_question_and_each_distinct_sentence_once(tmp_path):

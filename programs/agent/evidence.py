@@ -93,7 +93,7 @@ def read_evidence(pad: Scratchpad, reader: ReaderModel | None = None) -> Reading
             return Reading(answerability="unknown")  # whatever the LM claims, a hop is still to search
         return Reading(answerability="untyped")  # no span type to look for: the evidence cannot decide
     found = extract_answer(pad.question, pad.facts, reader)
-    unsure = [e for e in found if e.confidence < reader.threshold]
+    unsure = [e for e in found if e.unsure]
     restated = restated_answer(pad.question, pad.facts) if not found and len(kinds) == 1 else None
     if restated and fits_type(restated.span, kinds[0]) and not unfollowed_bridge(pad, reader):
         return Reading(spans=[restated], answerability="direct")  # a span the reader has no pattern for

@@ -106,7 +106,7 @@ def resolve_bridge(question: str, facts: list, asked: str = "", reader: ReaderMo
     named, about, naming = clue_passages(bridge, facts)
     for candidates in (about, naming):
         if candidates:
-            found = extract_span(clue, bridge.kind, candidates, head=bridge.head, not_answers=f"{question} {asked}",
+            found = extract_span(clue, bridge.kind, candidates, head=bridge.head, not_answers=f"{question} {asked}", use_adapter=False,
                                  unlike=frozenset(named), kinds=NAMED_KINDS, reader=reader)
             if found is not None:
                 return question[:bridge.start] + found.span + question[bridge.end:], found

@@ -22,7 +22,7 @@ def disagreeing_values(question: str, facts: list, reader: ReaderModel) -> list[
         return []
     values: dict[str, str] = {}
     for fact in facts:
-        found = extract_span(question, kinds[0], [fact], reader=reader)
-        if found is not None and found.confidence >= reader.threshold:
+        found = extract_span(question, kinds[0], [fact], reader=reader, use_adapter=False)  # the ranker: fast
+        if found is not None and not found.unsure:
             values.setdefault(normalize_answer(found.span), found.span)
     return list(values.values()) if len(values) > 1 else []

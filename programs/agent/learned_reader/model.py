@@ -94,6 +94,23 @@ class ReaderModel(BaseModel):
     """What it was trained and chosen on: dataset files, splits, question counts, the command."""
     metrics: dict = Field(default_factory=dict)
     """Its scores on the dev split it was chosen on (candidate recall, F1, abstention)."""
+    adapter: str | None = None
+    """A reader adapter (a GGUF LoRA adapter of the embedded model, `adapter.py`) that reads the
+    span and decides abstaining in place of the ranker; None: the ranker reads. Bridges,
+    comparisons and the small profile's checks read with the ranker either way. A relative path
+    is the reader file's folder's."""
+
+    def adapter_reader(self):
+        """The loaded adapter this reader reads with, or None."""
+        if not self.adapter:
+            return None
+        from deltaseek.programs.agent.learned_reader.adapter import reader_adapter
+
+        return reader_adapter(self.adapter)
+
+    def without_adapter(self) -> "ReaderModel":
+        """The same reader reading with its ranker (`--reader features`)."""
+        return self.model_copy(update={"adapter": None})
 
     def save(self, path: str | Path) -> Path:
         """Write the reader as JSON, atomically (a crash never leaves half a file)."""
@@ -141,6 +158,11 @@ def reader_from_dict(data: dict, source: str) -> ReaderModel:
         if problem := feature_mismatch(getattr(reader, name), computed, lexical):
             raise ProgramFileError(f"{source}: reader field '{name}': {problem}; retrain it with "
                                    "python -m deltaseek.optimize.train_reader")
+    if reader.adapter:
+        adapter = Path(source).parent / reader.adapter
+        if not adapter.is_file():
+            raise ProgramFileError(f"{source}: reader field 'adapter': no adapter file at {adapter}")
+        reader = reader.model_copy(update={"adapter": str(adapter.absolute())})
     return reader
 
 

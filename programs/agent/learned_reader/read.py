@@ -45,8 +45,15 @@ class Extracted:
     kind: AnswerType
     score: float
     confidence: float = 1.0
-    """The answerability model's probability that the facts answer the question with this span:
-    below the reader's threshold the reader abstains."""
+    """The reader's probability that the facts answer the question with this span (the
+    answerability model's, or one minus the adapter's doubt)."""
+    abstain_below: float = 0.0
+    """The reader abstains on a span whose confidence is below this: its threshold, chosen on dev;
+    above 1 when the adapter said the facts do not hold the answer."""
+
+    @property
+    def unsure(self) -> bool:
+        return self.confidence < self.abstain_below
 
 
 @dataclass
@@ -235,13 +242,37 @@ def score_rows(rows: list[Scored], reader: ReaderModel) -> list[Scored]:
 
 def extract_span(question: str, kind: AnswerType, facts: list, extra_terms: set[str] | None = None,
                  head: str | None = None, not_answers: str = "", unlike: frozenset[str] = frozenset(),
-                 kinds: frozenset[str] | None = None, reader: ReaderModel | None = None) -> Extracted | None:
-    """The candidate the ranker scores best, with the answerability model's probability as its
+                 kinds: frozenset[str] | None = None, reader: ReaderModel | None = None,
+                 use_adapter: bool = True) -> Extracted | None:
+    """The reader's span: the adapter's when the reader has one (`use_adapter`), else the
+    candidate the ranker scores best, with the answerability model's probability as its
     confidence; None when the facts hold no candidate. Yes/no questions are left to comparisons
     and the model."""
     if kind == "yes_no" or not facts:
         return None
     reader = reader or shipped_reader()
+    ranked = ranker_span(question, kind, facts, extra_terms, head, not_answers, unlike, kinds, reader)
+    adapter = reader.adapter_reader() if use_adapter else None
+    if adapter is None:
+        return ranked
+    reading = adapter.read(question, facts)
+    if reading is None:
+        return ranked
+    bound = 1.0 - adapter.info.bound if reading.span else 1.01
+    span = reading.span or (ranked.span if ranked else None)
+    if span is None:
+        return None
+    if kind == "person":
+        span = full_name(span, facts) or span
+    sentence, source = (reading.sentence, reading.source) if reading.span else (ranked.sentence, ranked.source)
+    return Extracted(span, sentence, source, kind, reading.answer_probability,
+                     round(1.0 - reading.doubt, 4), bound)
+
+
+def ranker_span(question: str, kind: AnswerType, facts: list, extra_terms: set[str] | None, head: str | None,
+                not_answers: str, unlike: frozenset[str], kinds: frozenset[str] | None,
+                reader: ReaderModel) -> Extracted | None:
+    """The candidate the ranker scores best, with the answerability model's probability."""
     rows = score_rows(candidate_rows(question, kind, facts, extra_terms, not_answers, unlike, head, kinds), reader)
     if not rows:
         return None
@@ -253,5 +284,6 @@ def extract_span(question: str, kind: AnswerType, facts: list, extra_terms: set[
     span = top.candidate.text.strip(" ,;:")
     if kind == "person":  # a surname alone is the person the facts name in full
         span = full_name(span, facts, own=top.sentence.fact) or span
-    return Extracted(span, top.sentence.text, top.sentence.fact.source, kind, top.score, round(confidence, 4))
+    return Extracted(span, top.sentence.text, top.sentence.fact.source, kind, top.score, round(confidence, 4),
+                     reader.threshold)
 

@@ -1,0 +1,165 @@
+"""Reading with the reader adapter: the embedded model, its LoRA adapter applied by llama.cpp,
+answers from the best sentences of the facts with a span of them or "not stated".
+
+No torch at run time: llama-cpp-python loads the base model with the adapter (`lora_path`) in a
+context of its own, so the agent's model is never changed. Decoding is greedy and held to the
+passage: each token taken is the likeliest one that keeps the answer a piece of the sentences
+shown (or of "not stated"), so the answer is always a span the facts write. The probability of
+"not stated" (its first token, where the answer starts) is the adapter's own doubt: at or above
+the bound chosen on dev (`AdapterInfo.bound`) the reader abstains. Each read starts from an
+empty context, so a reading depends only on its prompt.
+"""
+
+from __future__ import annotations
+
+import functools
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+from cachetools import LRUCache
+
+from deltaseek.programs.agent.learned_reader.adapter_file import AdapterInfo, read_adapter_info
+from deltaseek.programs.agent.learned_reader.prompt import NOT_STATED, Passage, best_sentences, reader_prompt
+from deltaseek.programs.lm.gguf_file import find_smollm2_gguf
+
+MAX_ANSWER_TOKENS = 16
+ADAPTER_CONTEXT = 1024
+"""Five sentences of at most 60 words and a question fit with room to spare."""
+
+
+@dataclass(frozen=True)
+class AdapterReading:
+    """What the adapter read: its span (None: "not stated"), where it is written, and the
+    probabilities of its answer and of "not stated"."""
+
+    span: str | None
+    sentence: str
+    source: str
+    answer_probability: float
+    not_stated_probability: float
+    start_probability: float = 0.0
+    """The probability of the span's first token, where "not stated" would start instead."""
+
+    @property
+    def doubt(self) -> float:
+        """How much likelier "not stated" is than the span, as a share of the two: at or above the
+        adapter's bound the reader abstains."""
+        return doubt_of(self.not_stated_probability, self.start_probability)
+
+
+def doubt_of(not_stated: float, start: float) -> float:
+    return round(not_stated / (not_stated + start), 4) if not_stated + start > 0 else 1.0
+
+
+class ReaderAdapter:
+    """A reader adapter file applied to the embedded model, loaded on first read."""
+
+    def __init__(self, path: str | Path, base: str | Path | None = None):
+        self.path = Path(path)
+        self.base = Path(base) if base else find_smollm2_gguf()
+        self.info: AdapterInfo = read_adapter_info(str(self.path), str(self.base))
+        self._llama = None
+        self._lock = threading.Lock()
+        self._readings: LRUCache = LRUCache(maxsize=256)
+
+    def _model(self):
+        if self._llama is None:
+            from deltaseek.programs.lm.llamacpp import default_threads, import_llama_cpp
+
+            generate, batch = default_threads()
+            self._llama = import_llama_cpp().Llama(model_path=str(self.base), lora_path=str(self.path),
+                                                   n_ctx=ADAPTER_CONTEXT, n_threads=generate,
+                                                   n_threads_batch=batch, verbose=False, seed=0)
+        return self._llama
+
+    def read(self, question: str, facts: list, bound: float | None = None) -> AdapterReading | None:
+        """The adapter's answer from the best sentences of `facts`, None when there are none: "not
+        stated" (span None) when its doubt reaches `bound` (default: the file's), else the likeliest
+        span. `bound` above 1 always reads a span (dev figures at every bound)."""
+        passage = best_sentences(question, facts)
+        if not passage.sentences:
+            return None
+        prompt = reader_prompt(question, passage)
+        bound = self.info.bound if bound is None else bound
+        with self._lock:
+            if (prompt, bound) not in self._readings:  # the same prompt reads the same: a cache, never a state
+                self._readings[prompt, bound] = self._decode(prompt, passage, bound)
+            return self._readings[prompt, bound]
+
+    def _decode(self, prompt: str, passage: Passage, bound: float) -> AdapterReading:
+        import llama_cpp
+
+        from deltaseek.programs.lm.prefix_cache import clear_memory
+
+        llama = self._model()
+        llama.reset()
+        clear_memory(llama)
+        tokens = llama.tokenize(prompt.encode("utf-8"), add_bos=False, special=False)
+        tokens = tokens[-(ADAPTER_CONTEXT - MAX_ANSWER_TOKENS - 1):]
+        llama.eval(tokens)
+        stops = {llama.token_eos(), *llama.tokenize(b"\n", add_bos=False, special=False)}
+        not_token = llama.tokenize(f" {NOT_STATED}".encode(), add_bos=False, special=False)[0]
+        text, answer, log_probability, not_stated, start = passage.text, b"", 0.0, 0.0, 0.0
+        pieces = np.array(sorted(set(llama.tokenize(f" {text}".encode(), add_bos=False, special=False))
+                                 | set(llama.tokenize(text.encode(), add_bos=False, special=False)) | stops))
+        for step in range(MAX_ANSWER_TOKENS):
+            logits = np.ctypeslib.as_array(llama_cpp.llama_get_logits_ith(llama.ctx, -1), shape=(llama.n_vocab(),))
+            log_probs = logits - (logits.max() + np.log(np.exp(logits - logits.max()).sum()))
+            chosen = self._next_token(llama, pieces[np.argsort(-log_probs[pieces])], answer, text, stops)
+            if step == 0:
+                not_stated = float(np.exp(log_probs[not_token]))
+                start = float(np.exp(log_probs[chosen])) if chosen is not None else 0.0
+                if chosen is None or doubt_of(not_stated, start) >= bound:
+                    sentence, source = passage.source_of("")
+                    return AdapterReading(None, sentence, source, 0.0, round(not_stated, 4), round(start, 4))
+            if chosen is None:
+                break
+            log_probability += float(log_probs[chosen])
+            if chosen in stops:
+                break
+            answer += llama.detokenize([chosen])
+            llama.eval([chosen])
+        said = answer.decode("utf-8", errors="ignore").strip()
+        span = whole_words(said, text) if said else None
+        sentence, source = passage.source_of(span or "")
+        return AdapterReading(span, sentence, source, round(float(np.exp(log_probability)), 4), round(not_stated, 4),
+                              round(start, 4))
+
+    @staticmethod
+    def _next_token(llama, likeliest: np.ndarray, answer: bytes, text: str, stops: set[int]) -> int | None:
+        """The likeliest token (of those the passage's own tokens are, likeliest first) that keeps
+        the answer a piece of the passage (a stop only once something is said); None when none
+        does."""
+        said = answer.decode("utf-8", errors="ignore").strip()
+        for token in likeliest:
+            token = int(token)
+            if token in stops:
+                if said:
+                    return token
+                continue
+            candidate = (answer + llama.detokenize([token])).decode("utf-8", errors="ignore").lstrip()
+            if candidate.strip() and candidate.rstrip() in text:
+                return token
+        return None
+
+
+def whole_words(span: str, text: str) -> str | None:
+    """The span widened to the whole words it cuts in the passage (an answer that stops inside a
+    word means the word), without the punctuation around it; None when the passage lacks it."""
+    at = text.find(span)
+    if at < 0:
+        return None
+    start, end = at, at + len(span)
+    while start > 0 and text[start - 1].isalnum() and text[start].isalnum():
+        start -= 1
+    while end < len(text) and text[end].isalnum() and text[end - 1].isalnum():
+        end += 1
+    return text[start:end].strip(" ,;:\"'") or None
+
+
+@functools.lru_cache(maxsize=4)
+def reader_adapter(path: str) -> ReaderAdapter:
+    """One loaded adapter per file and process: every program reading with it shares it."""
+    return ReaderAdapter(path)

@@ -1,0 +1,162 @@
+"""The reader adapter: a GGUF LoRA adapter of the embedded model that llama.cpp applies, trained by
+a command, weights as data.
+
+On a tiny llama of random weights (tests/tiny_model.py): the file's round trip and its refusals,
+llama.cpp reading with it (always a span of the sentences shown, or "not stated"; the same reading
+from a fresh load), a few training steps (the `train` extra: torch, transformers, peft). On the
+packaged SmolLM2 with the shipped adapter: the shipped recipe's first steps reproduce the losses
+the file records, and the agent's reader reads hand-written passages with it.
+"""
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from deltaseek.errors import ProgramFileError
+from deltaseek.programs.agent.learned_reader import adapter_file, extract_answer, shipped_reader
+from deltaseek.programs.agent.learned_reader.adapter import ReaderAdapter, whole_words
+from deltaseek.programs.agent.learned_reader.adapter_file import (AdapterInfo, BaseShape, choose_bound, read_adapter_info,
+                                                                  write_adapter)
+from deltaseek.programs.agent.learned_reader.prompt import NOT_STATED, Passage, best_sentences, held_answer
+from deltaseek.programs.agent.scratchpad import Fact
+from deltaseek.programs.lm import find_smollm2_gguf
+from tests.tiny_model import write_tiny_llama_gguf
+
+TINY_SHAPE = BaseShape("llama", 4, 2)
+MILL = [Fact(source="orla", title="Orla mill", step=1,
+             text="The Orla mill was built in 1850 by Ada Lind. It ground oats until 1932, when a flood broke its "
+                  "wheel. The mill stands on the river Tave, two miles north of Kessing."),
+        Fact(source="tave", title="River Tave", step=1,
+             text="The Tave is a slow river of the western plain. Its source is a spring near Ulm Hill.")]
+
+
+@pytest.fixture(scope="module")
+def tiny_base(tmp_path_factory) -> Path:
+    return write_tiny_llama_gguf(tmp_path_factory.mktemp("adapter-base") / "tiny.gguf")
+
+
+def lora_tensors(rank: int, seed: int = 0) -> dict[str, np.ndarray]:
+    """peft's LoRA tensors for the tiny llama's one layer (64 wide, 128 in the MLP, 32 for keys)."""
+    rng = np.random.default_rng(seed)
+    sizes = {"self_attn.q_proj": (64, 64), "self_attn.k_proj": (64, 32), "self_attn.v_proj": (64, 32),
+             "self_attn.o_proj": (64, 64), "mlp.gate_proj": (64, 128), "mlp.up_proj": (64, 128),
+             "mlp.down_proj": (128, 64)}
+    tensors = {}
+    for name, (inputs, outputs) in sizes.items():
+        key = f"base_model.model.model.layers.0.{name}"
+        tensors[f"{key}.lora_A.default.weight"] = rng.standard_normal((rank, inputs)).astype(np.float32) * 0.1
+        tensors[f"{key}.lora_B.default.weight"] = rng.standard_normal((outputs, rank)).astype(np.float32) * 0.1
+    return tensors
+
+
+def written(tmp_path: Path, base: Path, rank: int = 4, info_rank: int | None = None, name: str = "a.gguf") -> Path:
+    info = AdapterInfo(rank=info_rank or rank, bound=0.6, trained_on={"command": "by hand"}, metrics={"f1": 0.5},
+                       losses=[2.0, 1.5])
+    return write_adapter(lora_tensors(rank), info, tmp_path / name, base, TINY_SHAPE)
+
+
+def test_an_adapter_file_says_what_it_is_and_for_which_model(tmp_path, tiny_base):
+    path = written(tmp_path, tiny_base)
+    info = read_adapter_info(str(path), str(tiny_base))
+    assert (info.rank, info.bound, info.trained_on, info.metrics, info.losses) == (4, 0.6, {"command": "by hand"},
+                                                                                    {"f1": 0.5}, [2.0, 1.5])
+    assert info.base_model == f"tiny.gguf ({tiny_base.stat().st_size} bytes)"
+    with pytest.raises(ProgramFileError, match=f"^{path}: an adapter of 'tiny.gguf .*not of the model"):
+        read_adapter_info(str(path), str(find_smollm2_gguf()))
+
+
+def test_a_file_of_another_version_rank_or_kind_is_refused_with_one_line(tmp_path, tiny_base, monkeypatch):
+    wrong_rank = written(tmp_path, tiny_base, rank=4, info_rank=8, name="rank.gguf")
+    with pytest.raises(ProgramFileError, match=f"^{wrong_rank}: rank 8 in its description but tensors of another"):
+        read_adapter_info(str(wrong_rank), str(tiny_base))
+    with pytest.raises(ProgramFileError, match=f"^{tiny_base}: not a LoRA adapter"):
+        read_adapter_info(str(tiny_base), str(tiny_base))
+    garbage = tmp_path / "garbage.gguf"
+    garbage.write_bytes(b"not a gguf file at all")
+    with pytest.raises(ProgramFileError, match=f"^{garbage}: not a readable GGUF LoRA adapter"):
+        read_adapter_info(str(garbage), str(tiny_base))
+    monkeypatch.setattr(adapter_file, "FORMAT_VERSION", 2)
+    newer = written(tmp_path, tiny_base, name="newer.gguf")
+    monkeypatch.undo()
+    with pytest.raises(ProgramFileError, match=f"^{newer}: reader adapter format version 2, this deltaseek reads 1"):
+        read_adapter_info(str(newer), str(tiny_base))
+
+
+def test_llama_cpp_reads_a_span_of_the_sentences_shown_and_the_same_from_a_fresh_load(tmp_path, tiny_base):
+    path = written(tmp_path, tiny_base)
+    passage = best_sentences("Who built the Orla mill?", MILL)
+    first = ReaderAdapter(path, tiny_base).read("Who built the Orla mill?", MILL, bound=1.01)
+    assert first.span is not None and first.span in passage.text  # random weights, still a span
+    assert 0.0 <= first.not_stated_probability <= 1.0 and 0.0 <= first.answer_probability <= 1.0
+    assert ReaderAdapter(path, tiny_base).read("Who built the Orla mill?", MILL, bound=1.01) == first
+    abstained = ReaderAdapter(path, tiny_base).read("Who built the Orla mill?", MILL, bound=0.0)
+    assert abstained.span is None and abstained.not_stated_probability == first.not_stated_probability
+
+
+def test_the_prompt_target_is_the_gold_as_the_passage_writes_it():
+    passage = Passage(("The mill was built by ADA LIND in 1850.",), ("orla",))
+    assert held_answer(passage, ("Ada Lind",)) == "ADA LIND"
+    assert held_answer(passage, ("Ben Orr", "")) is None  # the target is "not stated"
+    assert NOT_STATED == "not stated"
+    assert whole_words("LIN", passage.text) == "LIND" and whole_words("in 1850.", passage.text) == "in 1850."
+    assert whole_words("Kessing", passage.text) is None
+
+
+def test_the_bound_is_the_lowest_that_keeps_false_abstention_within_its_limit():
+    rows = [(0.05, True), (0.10, True), (0.20, True), (0.90, True), (0.30, False), (0.95, False)]
+    assert choose_bound(rows, 0.25) == 0.9  # one held question of four abstained on: 25%
+    assert choose_bound(rows, 0.0) == 1.0
+    assert choose_bound([(0.5, False)], 0.1) == 1.0  # nothing held: never abstain on the bound's word
+
+
+def test_a_few_training_steps_on_a_tiny_model_write_an_adapter_llama_cpp_reads(tmp_path, tiny_base):
+    pytest.importorskip("peft")
+    from deltaseek.optimize.train_adapter import examples_of, runtime_figures, train
+    from deltaseek.optimize.train_reader import Question
+
+    questions = [Question("q1", "Who built the Orla mill?", MILL, ("Ada Lind",)),
+                 Question("q2", "Which river is the Orla mill on?", MILL, ("Tave", "river Tave")),
+                 Question("q3", "Who owns the Orla mill today?", MILL)]
+    parts = {"train": examples_of(questions), "dev": examples_of(questions[:2])}
+    assert [e.target for e in parts["train"]] == ["Ada Lind", "Tave", NOT_STATED]
+    model, _, figures, losses = train(parts, steps=3, rank=4, eval_every=3, dev_questions=2, base=tiny_base,
+                                      log=lambda line: None)
+    assert len(losses) == 3 and all(np.isfinite(losses)) and figures["steps"] == 3
+    tensors = {k: v.detach().numpy() for k, v in model.state_dict().items() if "lora_" in k}
+    path = write_adapter(tensors, AdapterInfo(rank=4, bound=figures["bound"], losses=losses), tmp_path / "t.gguf",
+                         tiny_base, BaseShape.of(model.config))
+    assert BaseShape.of(model.config) == TINY_SHAPE
+    back = adapter_file.read_lora_tensors(path, model.state_dict(), tiny_base, TINY_SHAPE)
+    assert set(back) == set(tensors)
+    assert max(float(np.abs(back[k].numpy() - tensors[k]).max()) for k in back) < 1e-3  # stored as float16
+    read = runtime_figures(path, parts["dev"], base=tiny_base)
+    assert read["questions"] == 2 and 0.0 <= read["f1_answerable"] <= 1.0
+
+
+@pytest.mark.embedded
+def test_the_shipped_adapter_is_what_its_recipe_trains(tmp_path):
+    """The shipped file's first steps again, from its own command's data and seed: the losses it
+    records, within 0.05 (threads and CPUs round differently)."""
+    pytest.importorskip("peft")
+    from deltaseek.bundled import labeled_set
+    from deltaseek.optimize.train_adapter import dataset_examples, train
+
+    shipped = shipped_reader().adapter_reader()
+    info = shipped.info
+    parts = dataset_examples([str(labeled_set("squad2_articles"))])
+    assert info.trained_on["train_questions"] == len(parts["train"])
+    steps = info.trained_on["total_steps"]
+    _, _, _, losses = train(parts, steps=steps, rank=info.rank, seed=info.trained_on["seed"], dev_questions=2,
+                            stop_after=8, log=lambda line: None)
+    assert losses == pytest.approx(info.losses[:8], abs=0.05)
+
+
+@pytest.mark.embedded
+def test_the_shipped_reader_reads_with_its_adapter():
+    reader = shipped_reader()
+    assert reader.adapter_reader() is not None and reader.without_adapter().adapter_reader() is None
+    [built] = extract_answer("Who built the Orla mill?", MILL, reader)
+    assert built.span == "Ada Lind" and not built.unsure
+    [until] = extract_answer("Until what year did the Orla mill grind oats?", MILL, reader)
+    assert until.span == "1932" and not until.unsure
