@@ -10,6 +10,7 @@ save it, and score the compiled program on the same splits, all in one tracked M
 
 from __future__ import annotations
 
+import importlib.util
 import sys
 import time
 from collections.abc import Sequence
@@ -167,6 +168,8 @@ def optimize_program(dataset: str, optimizer: str, agent: AgentOptions = AgentOp
                                        reflection) if spec else student.deepcopy()
             if train_reader:  # the reader's threshold is chosen with its weights, on the dev split
                 tracker.log_metrics(train_reader_into(compiled, dataset, agent.corpus))
+                fine_tune_adapter(compiled, dataset, agent.corpus, path.with_name(f"{path.stem}.reader-adapter.gguf"),
+                                  tracker)
             if tune_settings:
                 tune_on_train(compiled, parts["train"], tune_settings, results / f"{stem}-tune", tracker, space,
                               threads, resume)
@@ -188,6 +191,21 @@ def optimize_program(dataset: str, optimizer: str, agent: AgentOptions = AgentOp
         tracker.log_artifact(path, "program")
         log_compiled_model(tracker, compiled, parts[held_out[0]][0].question, register, path)
     return optimized
+
+
+def fine_tune_adapter(compiled: DeltaSeek, dataset: str, corpus: list[str] | None, out: Path,
+                      tracker: Tracker) -> None:
+    """`--train-reader` with the train extra installed: the reader adapter fine-tuned on the train
+    split (`train_adapter.fine_tune_into`), kept only if it reads the dev split better; the
+    adapter file and its figures are logged to the run. Without the extra it says so and goes on."""
+    if importlib.util.find_spec("peft") is None:
+        print("reader adapter: not fine-tuned (pip install 'deltaseek[train]' to fine-tune it)")
+        return
+    from deltaseek.optimize.train_adapter import fine_tune_into
+
+    tracker.log_metrics(fine_tune_into(compiled, dataset, corpus, out))
+    if out.is_file() and compiled.learned_reader().adapter == str(out.absolute()):
+        tracker.log_artifact(out, "reader_adapter")
 
 
 def tune_on_train(compiled: DeltaSeek, train: list[dspy.Example], trials: int, stem: Path, tracker: Tracker,

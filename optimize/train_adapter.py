@@ -222,6 +222,59 @@ def train(parts: dict[str, list[Example]], steps: int = DEFAULT_STEPS, rank: int
     return model, tokenizer, best, losses
 
 
+def fit_adapter(parts: dict[str, list[Example]], out: str | Path, trained_on: dict, steps: int = DEFAULT_STEPS,
+                rank: int = DEFAULT_RANK, seed: int = 0, eval_every: int = EVAL_EVERY,
+                dev_questions: int = DEV_QUESTIONS, start_from: Path | None = None, base: Path | None = None,
+                log=print) -> AdapterInfo | None:
+    """Train, keep the best dev checkpoint, write it to `out` with the bound llama.cpp's reading
+    chooses on the dev sample; None (nothing written) when fine-tuning `start_from` found no
+    checkpoint better on dev than the adapter it started from."""
+    base = base or find_smollm2_gguf()
+    model, _, figures, losses = train(parts, steps, rank, seed, eval_every, dev_questions, base=base,
+                                      start_from=start_from, log=log)
+    if start_from is not None and figures["steps"] == 0:
+        return None
+    info = AdapterInfo(rank=rank, bound=figures["bound"], metrics=figures, losses=losses,
+                       trained_on={**trained_on, "train_questions": len(parts["train"]),
+                                   "dev_questions": figures["questions"], "steps": figures["steps"],
+                                   "total_steps": steps, "seed": seed,
+                                   **({"fine_tuned_from": str(start_from)} if start_from else {})})
+    tensors = {k: v.detach().numpy() for k, v in model.state_dict().items() if "lora_" in k}
+    shape = BaseShape.of(model.config)
+    write_adapter(tensors, info, out, base, shape)
+    read = runtime_figures(Path(out), dev_sample(parts["dev"], dev_questions, seed), base)  # as llama.cpp reads
+    info.bound, info.metrics = read["bound"], {**read, "steps": figures["steps"], "checkpoint": figures}
+    write_adapter(tensors, info, out, base, shape)
+    return info
+
+
+FINE_TUNE_STEPS = 300
+"""Steps of `deltaseek optimize --train-reader` on a user's train split, from the shipped adapter:
+a few minutes on 2 cores, scored on dev every `EVAL_EVERY // 3`."""
+
+
+def fine_tune_into(program, dataset: str, corpus: list[str] | None, out: Path, log=print) -> dict[str, float]:
+    """`deltaseek optimize --train-reader`, where the train extra is installed: fine-tune the
+    program's reader adapter on the set's train split; the program reads with the result (written
+    to `out`) only if it reads the set's dev split better than the adapter it started from.
+    Like DSPy's BootstrapFinetune it changes weights. Returns the figures as metrics."""
+    reader = program.learned_reader()
+    if not reader.adapter:
+        return {}
+    parts = dataset_examples([dataset], corpus)
+    info = fit_adapter(parts, out, {"datasets": {Path(dataset).name: file_digest(dataset)},
+                                    "command": f"deltaseek optimize --dataset {dataset} --train-reader"},
+                       steps=min(FINE_TUNE_STEPS, 3 * len(parts["train"])), eval_every=EVAL_EVERY // 3,
+                       start_from=Path(reader.adapter), log=log)
+    if info is None:
+        log(f"reader adapter: no fine-tuned checkpoint read {Path(dataset).name}'s dev split better; kept {reader.adapter}")
+        return {"adapter_fine_tuned": 0.0}
+    program.reader = reader.model_copy(update={"adapter": str(Path(out).absolute())})
+    log(f"reader adapter: fine-tuned for {info.trained_on['steps']} steps, written to {out}: dev {info.metrics}")
+    return {"adapter_fine_tuned": 1.0, "adapter_steps": float(info.trained_on["steps"]),
+            **{f"adapter_dev_{k}": float(v) for k, v in info.metrics.items() if isinstance(v, (int, float))}}
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--dataset", action="append", help="labeled questions with splits (repeatable; "
@@ -241,22 +294,13 @@ def main(argv: list[str] | None = None) -> None:
     parts = dataset_examples(datasets, args.corpus)
     print(f"{len(parts['train'])} train, {len(parts['dev'])} dev questions; sentences hold the gold for "
           f"{sum(e.held for e in parts['dev'])} dev ({time.perf_counter() - started:.0f} s)")
-    model, _, figures, losses = train(parts, args.steps, args.rank, args.seed, args.eval_every, args.dev_questions)
     command = "python -m deltaseek.optimize.train_adapter " + " ".join(
         [f"--dataset {d}" for d in (args.dataset or [])] + [f"--steps {args.steps}", f"--rank {args.rank}",
                                                              f"--seed {args.seed}"])
-    info = AdapterInfo(rank=args.rank, bound=figures["bound"], metrics=figures, losses=losses,
-                       trained_on={"datasets": {Path(d).name: file_digest(d) for d in datasets},
-                                   "train_questions": len(parts["train"]), "dev_questions": figures["questions"],
-                                   "steps": figures["steps"], "total_steps": args.steps, "seed": args.seed,
-                                   "command": command})
-    tensors = {k: v.detach().numpy() for k, v in model.state_dict().items() if "lora_" in k}
-    shape = BaseShape.of(model.config)
-    path = write_adapter(tensors, info, args.out, find_smollm2_gguf(), shape)
-    read = runtime_figures(path, dev_sample(parts["dev"], args.dev_questions, args.seed))  # as llama.cpp reads
-    info.bound, info.metrics = read["bound"], {**read, "steps": figures["steps"], "checkpoint": figures}
-    path = write_adapter(tensors, info, args.out, find_smollm2_gguf(), shape)
-    print(f"wrote {path} in {time.perf_counter() - started:.0f} s: {info.metrics}")
+    info = fit_adapter(parts, args.out, {"datasets": {Path(d).name: file_digest(d) for d in datasets},
+                                         "command": command},
+                       args.steps, args.rank, args.seed, args.eval_every, args.dev_questions)
+    print(f"wrote {args.out} in {time.perf_counter() - started:.0f} s: {info.metrics}")
 
 
 if __name__ == "__main__":

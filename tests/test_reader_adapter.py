@@ -134,6 +134,28 @@ def test_a_few_training_steps_on_a_tiny_model_write_an_adapter_llama_cpp_reads(t
     assert read["questions"] == 2 and 0.0 <= read["f1_answerable"] <= 1.0
 
 
+def test_fine_tuning_starts_from_an_adapter_and_keeps_a_checkpoint_only_if_dev_reads_better(tmp_path, tiny_base):
+    """`optimize --train-reader`'s fine-tune: step 0 is the adapter it starts from, scored on dev
+    first; a run whose later checkpoints read dev no better writes nothing."""
+    pytest.importorskip("peft")
+    from deltaseek.optimize.train_adapter import examples_of, fit_adapter
+    from deltaseek.optimize.train_reader import Question
+
+    start = written(tmp_path, tiny_base, name="start.gguf")
+    questions = [Question("q1", "Who built the Orla mill?", MILL, ("Ada Lind",)),
+                 Question("q2", "Which river is the Orla mill on?", MILL, ("Tave",))]
+    parts = {"train": examples_of(questions), "dev": examples_of(questions)}
+    lines = []
+    info = fit_adapter(parts, tmp_path / "tuned.gguf", {"command": "a test"}, steps=2, rank=4, eval_every=1,
+                       dev_questions=2, start_from=start, base=tiny_base, log=lines.append)
+    assert any(line.startswith("dev at step 1") for line in lines)
+    if info is None:  # random weights rarely read better: nothing written, the start kept
+        assert not (tmp_path / "tuned.gguf").exists()
+    else:
+        assert info.trained_on["fine_tuned_from"] == str(start) and info.trained_on["steps"] in (1, 2)
+        assert read_adapter_info(str(tmp_path / "tuned.gguf"), str(tiny_base)).rank == 4
+
+
 @pytest.mark.embedded
 def test_the_shipped_adapter_is_what_its_recipe_trains(tmp_path):
     """The shipped file's first steps again, from its own command's data and seed: the losses it
