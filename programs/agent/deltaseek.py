@@ -197,9 +197,12 @@ class DeltaSeek(SavedState, dspy.Module):
         """The reader's weights the program reads with: its own, else the shipped ones."""
         return self.reader or shipped_reader()
 
-    def read(self, pad: Scratchpad) -> Reading:
-        """The evidence's reading, with the reader abstaining below its threshold."""
-        return read_evidence(pad, self.learned_reader())
+    def read(self, pad: Scratchpad, final: bool = False) -> Reading:
+        """The evidence's reading, with the reader abstaining below its threshold. Between searches
+        the ranker reads (milliseconds: it steers the search); the answer's reading (`final`) is
+        the reader adapter's where the reader has one (a second a reading)."""
+        reader = self.learned_reader()
+        return read_evidence(pad, reader if final else reader.without_adapter())
 
     def missing_subjects(self, pad: Scratchpad) -> list[str]:
         """The question's subjects that the sources lack, where the reader takes that to mean

@@ -55,7 +55,7 @@ def finish(agent: FinishingHost, pad: Scratchpad, stop: StopReason) -> dspy.Pred
     missing = list(dict.fromkeys(pad.uncertainties))[-4:]
     if stop in text.INCOMPLETE_STOPS:
         missing.append(text.STOP_CAVEATS[stop])
-    reading = agent.read(pad)
+    reading = agent.read(pad, final=True)
     missing_subjects = agent.missing_subjects(pad)
     nothing_found = not pad.facts or bool(missing_subjects)
     if agent.profile(pad).evidence_decides and (nothing_found or reading.answerability == "direct"):

@@ -168,13 +168,13 @@ def read_lora_tensors(path: str | Path, like: dict, base: Path, shape: BaseShape
 
 
 def choose_bound(rows: list[tuple[float, bool]], max_false_abstention: float) -> float:
-    """The lowest bound on the adapter's doubt at which questions whose sentences hold the
-    answer are abstained on at most `max_false_abstention` of the time; rows are (probability,
-    held). The lowest such bound abstains most on the questions they do not answer."""
-    held = sorted(p for p, is_held in rows if is_held)
-    if not held:
+    """The lowest bound on the adapter's doubt at which the questions that have an answer are
+    abstained on at most `max_false_abstention` of the time; rows are (doubt, has an answer). The
+    lowest such bound abstains most on the others."""
+    answerable = sorted(p for p, has_answer in rows if has_answer)
+    if not answerable:
         return 1.0
-    for bound in sorted({round(p, 4) for p in held} | {1.0}):
-        if sum(p >= bound for p in held) / len(held) <= max_false_abstention:
+    for bound in sorted({round(p, 4) for p in answerable} | {1.0}):
+        if sum(p >= bound for p in answerable) / len(answerable) <= max_false_abstention:
             return bound
     return 1.0
