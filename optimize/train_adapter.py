@@ -195,7 +195,8 @@ def train(parts: dict[str, list[Example]], steps: int = DEFAULT_STEPS, rank: int
     model = get_peft_model(model, LoraConfig(r=rank, lora_alpha=DEFAULT_ALPHA * rank // DEFAULT_RANK,
                                              target_modules=list(TARGET_MODULES), lora_dropout=0.0))
     if start_from is not None:
-        model.load_state_dict(read_lora_tensors(start_from, model.state_dict(), base, BaseShape.of(model.config)), strict=False)
+        stored = read_lora_tensors(start_from, model.state_dict(), base, BaseShape.of(model.config))
+        model.load_state_dict({k: torch.from_numpy(v) for k, v in stored.items()}, strict=False)
     order = random.Random(seed).sample(parts["train"], len(parts["train"]))
     dev = dev_sample(parts["dev"], dev_questions, seed)
     params = [p for p in model.parameters() if p.requires_grad]

@@ -232,14 +232,18 @@ def test_every_third_party_import_of_the_package_is_a_declared_dependency():
     from packaging.requirements import Requirement
     from packaging.utils import canonicalize_name
 
-    declared = {canonicalize_name(Requirement(line).name)
-                for line in tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["dependencies"]}
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    declared = {canonicalize_name(Requirement(line).name) for line in project["dependencies"]}
+    training = {canonicalize_name(Requirement(line).name) for line in project["optional-dependencies"]["train"]}
     distributions = packages_distributions()
     imported = third_party_imports(package_modules())
     assert {"dspy", "mlflow", "numpy"} <= set(imported)  # the walk sees the package's imports
-    undeclared = {top: where for top, where in imported.items()
-                  if not {canonicalize_name(d) for d in distributions.get(top, [top])} & declared}
+    names = {top: {canonicalize_name(d) for d in distributions.get(top, [top])} for top in imported}
+    undeclared = {top: where for top, where in imported.items() if not names[top] & (declared | training)}
     assert undeclared == {}, f"imported by the package but not declared in pyproject's dependencies: {undeclared}"
+    # the train extra's packages only where the reader adapter is fine-tuned: asking never needs them
+    extra_only = {top: where for top, where in imported.items() if names[top] & training and not names[top] & declared}
+    assert extra_only and all(w.startswith("deltaseek.optimize.train_adapter") for w in extra_only.values()), extra_only
 
 
 def test_the_python_snippets_work_outside_the_repository(tmp_path):

@@ -1,7 +1,8 @@
 """The reader: what the facts found say in answer to the question, and how surely.
 
-No LM: one set of language rules (the question's parts and answer types, candidate spans,
-bridges, comparisons) and learned weights that score the candidates and decide when to abstain.
+One set of language rules (the question's parts and answer types, candidate spans, bridges,
+comparisons), learned weights that score the candidates and decide when to abstain, and, where the
+reader names one, a reader adapter of the embedded model that reads the answer's span.
 `extract_answer(question, facts, reader)` is its entry: one `Extracted` per part of the question
 (the span, its sentence and source, the answer type, the ranker's score and the answerability
 model's confidence). `reader` is the program's own weights (`DeltaSeek.learned_reader()`: trained
@@ -12,7 +13,10 @@ by a compile, `--reader PATH`), else the shipped ones.
 - `features`: what a reader looks at in a candidate, as named numbers;
 - `support`: how surely a sentence answers a question as written (the small profile's check);
 - `model`: the learned ranker and answerability model, weights as JSON;
-- `read`: candidates scored in the best sentences of the facts;
+- `ranking`: the facts' sentences ranked against the question;
+- `read`: candidates scored in the best sentences of the facts, or the adapter's span;
+- `prompt`, `adapter`, `adapter_file`: the reader adapter (a LoRA adapter of the embedded model that
+  llama.cpp applies), its prompt and its GGUF file;
 - `bridges`, `comparisons`: multi-hop questions and questions that compare two things;
 - `train`: fitting the models on labeled questions.
 """

@@ -148,9 +148,8 @@ def read_adapter_info(path: str, base: str) -> AdapterInfo:
 
 
 def read_lora_tensors(path: str | Path, like: dict, base: Path, shape: BaseShape) -> dict:
-    """The adapter's tensors under peft's names (those of `like`, a model's state dict), in
+    """The adapter's tensors (numpy) under peft's names (those of `like`, a model's state dict), in
     Hugging Face order: a fine-tune starts from a shipped adapter this way."""
-    import torch
     from gguf import GGUFReader
 
     read_adapter_info(str(path), str(base))
@@ -163,7 +162,7 @@ def read_lora_tensors(path: str | Path, like: dict, base: Path, shape: BaseShape
             array = stored[f"blk.{layer}.{GGUF_NAMES[projection]}.weight.lora_{part.lower()}"]
             if part == "B" and projection in ("q_proj", "k_proj"):
                 array = rope_order(array, shape.heads if projection == "q_proj" else shape.kv_heads, inverse=True)
-            found[key] = torch.from_numpy(np.ascontiguousarray(array))
+            found[key] = np.ascontiguousarray(array)
     return found
 
 

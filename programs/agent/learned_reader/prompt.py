@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from deltaseek.programs.agent.learned_reader.read import rank_sentences
+from deltaseek.programs.agent.learned_reader.ranking import rank_sentences
 from deltaseek.programs.text import meaningful_tokens, named_entities
 
 PROMPT_SENTENCES = 4
