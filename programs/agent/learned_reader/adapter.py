@@ -139,7 +139,10 @@ class ReaderAdapter:
                 if said:
                     return token
                 continue
-            candidate = (answer + llama.detokenize([token])).decode("utf-8", errors="ignore").lstrip()
+            piece = llama.detokenize([token])
+            if not answer and piece.isspace():
+                return token  # the space before a figure: SmolLM2 writes " 1850" as " ", "1", "8", ...
+            candidate = (answer + piece).decode("utf-8", errors="ignore").lstrip()
             if candidate.strip() and candidate.rstrip() in text:
                 return token
         return None
