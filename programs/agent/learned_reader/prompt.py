@@ -14,9 +14,10 @@ from deltaseek.programs.text import meaningful_tokens, named_entities
 
 PROMPT_SENTENCES = 4
 """Sentences the adapter reads: on 150 questions of SQuAD's dev articles, with six passages read,
-the best 3, 4 and 5 hold the gold for 73%, 75% and 79%, and the shipped adapter reads F1 0.31,
-0.34 and 0.31 on the answerable ones in 0.86, 1.00 and 1.15 s (2 cores): each sentence more costs
-prompt time and brings distractors."""
+the best 3, 4 and 5 hold the gold for 73%, 75% and 79%, and the shipped adapter read F1 0.31,
+0.34 and 0.31 on the answerable ones in 0.86, 1.00 and 1.15 s (2 cores; measured before figures
+could be read, docs/reader-adapter.md): each sentence more costs prompt time and brings
+distractors."""
 TRAIN_SENTENCES = 5
 """Sentences a training prompt holds: one more than a reading shows, so the adapter learns to
 pass over distractors."""
