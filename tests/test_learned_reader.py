@@ -200,10 +200,10 @@ def test_the_agent_reads_with_a_learned_reader_when_given_one_and_saves_it_with_
     pad.facts = [fact("v", "Vey Bridge", "The Vey Bridge crosses the Vey river. It was built by Ida Brann in 1911.")]
     pad.tool_calls = [ToolCall(step=1, tool="search", args={"query": pad.question}, status=ToolStatus.SUCCESS,
                                executed=True, result_count=1, new_facts=1)]
-    reader = shipped_reader().model_copy(update={"threshold": 0.0})
+    reader = shipped_reader().without_adapter().model_copy(update={"threshold": 0.0})  # the ranker's threshold
     reading = read_evidence(pad, reader=reader)
     assert [e.span for e in reading.spans] == ["Ida Brann"] and reading.answerability == "direct"
-    never = shipped_reader().model_copy(update={"threshold": 1.0})
+    never = shipped_reader().without_adapter().model_copy(update={"threshold": 1.0})
     assert read_evidence(pad, reader=never).answerability != "direct"  # below the threshold it abstains
     from deltaseek.programs.tools import LocalCorpusSearch
     from deltaseek.programs.index import CorpusIndex, Passage
@@ -363,9 +363,10 @@ def searched_pad(question: str, facts: list, *queries: str) -> Scratchpad:
 def test_the_program_reads_with_the_shipped_reader_unless_it_has_its_own():
     pad = searched_pad("Who is the mayor of Tarn?", [fact("c", "Tarn council", "The council named Ada Lind to fill the seat "
                                                       "vacated by Ben Orr, and she became the mayor of Tarn in May 2024.")])
-    assert [e.span for e in DeltaSeek().read(pad).spans] == ["Ada Lind"]
-    assert read_evidence(pad, reader=shipped_reader()).spans == DeltaSeek().read(pad).spans
-    never = shipped_reader().model_copy(update={"threshold": 1.0})
+    assert [e.span for e in DeltaSeek().read(pad).spans] == ["Ada Lind"]  # between searches the ranker reads
+    assert read_evidence(pad, reader=shipped_reader().without_adapter()).spans == DeltaSeek().read(pad).spans
+    assert read_evidence(pad, reader=shipped_reader()).spans == DeltaSeek().read(pad, final=True).spans
+    never = shipped_reader().without_adapter().model_copy(update={"threshold": 1.0})
     assert DeltaSeek(reader=never).learned_reader() is never and not DeltaSeek(reader=never).read(pad).spans
 
 
@@ -395,7 +396,7 @@ def test_a_learned_reader_reads_a_question_naming_no_answer_type_and_leaves_a_de
     question = "What did the builders sink the piers into?"
     reading = read_evidence(searched_pad(question, facts), reader=shipped_reader().model_copy(update={"threshold": 0.0}))
     assert reading.answerability == "direct" and "granite" in reading.spans[0].span
-    never = shipped_reader().model_copy(update={"threshold": 1.0})
+    never = shipped_reader().without_adapter().model_copy(update={"threshold": 1.0})
     assert read_evidence(searched_pad(question, facts), reader=never).answerability == "unknown"  # unsure: abstains
     leaving = shipped_reader().model_copy(update={"threshold": 0.0, "reads_untyped": False})
     assert read_evidence(searched_pad(question, facts), reader=leaving).answerability == "untyped"

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from deltaseek.programs.agent.learned_reader.candidates import FITTING_KINDS, Candidate, sentence_candidates, title_name
 from deltaseek.programs.agent.learned_reader.features import (COMMON_HEADS, PAST_RANGE, PRONOUN, QuestionView, SentenceView, candidate_features,
@@ -216,41 +216,64 @@ def extract_span(question: str, kind: AnswerType, facts: list, extra_terms: set[
                  head: str | None = None, not_answers: str = "", unlike: frozenset[str] = frozenset(),
                  kinds: frozenset[str] | None = None, reader: ReaderModel | None = None,
                  use_adapter: bool = True) -> Extracted | None:
-    """The reader's span: the adapter's when the reader has one (`use_adapter`), else the
-    candidate the ranker scores best, with the answerability model's probability as its
-    confidence; None when the facts hold no candidate. Yes/no questions are left to comparisons
-    and the model."""
+    """The reader's span: the adapter's where the reader has one (`use_adapter`) and the rules
+    allow it (`agrees_with_rules`), else the candidate the ranker scores best, with the
+    answerability model's probability as its confidence; None when the facts hold no candidate.
+    Where the adapter abstains, the ranker's span is kept as an unsure guess. Yes/no questions
+    are left to comparisons and the model."""
     if kind == "yes_no" or not facts:
         return None
     reader = reader or shipped_reader()
-    ranked = ranker_span(question, kind, facts, extra_terms, head, not_answers, unlike, kinds, reader)
+    rows = ranked_rows(question, kind, facts, extra_terms, head, not_answers, unlike, kinds, reader)
+    ranked = best_of(rows, kind, facts, reader)
     adapter = reader.adapter_reader() if use_adapter else None
-    if adapter is None:
-        return ranked
-    reading = adapter.read(question, facts)
+    reading = adapter.read(question, facts) if adapter is not None else None
     if reading is None:
         return ranked
-    bound = 1.0 - adapter.info.bound if reading.span else 1.01
-    span = reading.span or (ranked.span if ranked else None)
-    if span is None:
-        return None
-    if kind == "person":
-        span = full_name(span, facts) or span
-    sentence, source = (reading.sentence, reading.source) if reading.span else (ranked.sentence, ranked.source)
-    return Extracted(span, sentence, source, kind, reading.answer_probability,
-                     round(1.0 - reading.doubt, 4), bound)
+    if reading.span is None:  # the adapter abstains: nothing it read is sure
+        return replace(ranked, confidence=round(1.0 - reading.doubt, 4), abstain_below=1.01) if ranked else None
+    if not agrees_with_rules(reading.span, kind, rows):
+        return ranked
+    span = full_name(reading.span, facts) or reading.span if kind == "person" else reading.span
+    return Extracted(span, reading.sentence, reading.source, kind, reading.answer_probability,
+                     round(1.0 - reading.doubt, 4), 1.0 - adapter.info.bound)
 
 
-def ranker_span(question: str, kind: AnswerType, facts: list, extra_terms: set[str] | None, head: str | None,
+AGREEING_CANDIDATES = 3
+"""A typed question's adapter span must be one of the ranker's best few candidates: the rules
+that made them (the type asked, the subject's own passage, a post's former holder) stand."""
+
+
+def agrees_with_rules(span: str, kind: AnswerType, rows: list[Scored]) -> bool:
+    """Whether the adapter's span is a candidate the rules allow: for a typed question one of the
+    ranker's `AGREEING_CANDIDATES` best (by token overlap, F1 at least 0.5), for an untyped one any
+    of its candidates; where the rules allow none (the subject's own passage names no one), no."""
+    pool = rows if kind == "other" else sorted(rows, key=lambda r: -r.score)[:AGREEING_CANDIDATES]
+    return any(span_overlap(span, r.candidate.text) >= 0.5 for r in pool)
+
+
+def span_overlap(a: str, b: str) -> float:
+    """Token F1 between two spans, lowercased."""
+    left, right = a.lower().split(), b.lower().split()
+    common = sum(min(left.count(w), right.count(w)) for w in set(left))
+    return 0.0 if not common else 2 * common / (len(left) + len(right))
+
+
+def ranked_rows(question: str, kind: AnswerType, facts: list, extra_terms: set[str] | None, head: str | None,
                 not_answers: str, unlike: frozenset[str], kinds: frozenset[str] | None,
-                reader: ReaderModel) -> Extracted | None:
-    """The candidate the ranker scores best, with the answerability model's probability."""
+                reader: ReaderModel) -> list[Scored]:
+    """The candidates the rules allow, scored by the ranker."""
     rows = score_rows(candidate_rows(question, kind, facts, extra_terms, not_answers, unlike, head, kinds), reader)
-    if not rows:
-        return None
     if kind == "place":  # "a Veltrian painter" says what kind of painter, not where
         rows = [r for r in rows if not used_as_adjective(r.candidate.text, r.sentence.text, r.candidate.start,
                                                          r.candidate.end)] or rows
+    return rows
+
+
+def best_of(rows: list[Scored], kind: AnswerType, facts: list, reader: ReaderModel) -> Extracted | None:
+    """The candidate the ranker scores best, with the answerability model's probability."""
+    if not rows:
+        return None
     top = max(rows, key=lambda r: r.score)
     confidence = reader.answerability.probability(summary_features(rows, kind))
     span = top.candidate.text.strip(" ,;:")
