@@ -172,10 +172,15 @@ def main(argv: list[str] | None = None) -> None:
                         "(default: the bundled corpus each row names)")
     parser.add_argument("--out", default="programs/compiled/reader.json", help="where to write the reader (JSON)")
     parser.add_argument("--max-false-abstention", type=float, default=MAX_FALSE_ABSTENTION)
+    parser.add_argument("--adapter", help="the reader adapter the reader names (a GGUF LoRA file, relative to --out's "
+                        "folder; the shipped reader: reader-adapter.gguf)")
     args = parser.parse_args(argv)
     started = time.perf_counter()
     datasets = args.dataset or [str(labeled_set(name)) for name in SHIPPED_DATASETS]
     reader = train_on(datasets, args.corpus, args.max_false_abstention)
+    if args.adapter:
+        reader = reader.model_copy(update={"adapter": args.adapter, "trained_on": {
+            **reader.trained_on, "command": f"{reader.trained_on['command']} --adapter {args.adapter}"}})
     path = reader.save(args.out)
     print(f"wrote {path} in {time.perf_counter() - started:.0f} s: threshold {reader.threshold:.3f}; dev "
           + ", ".join(f"{k} {v}" for k, v in reader.metrics.items()))
