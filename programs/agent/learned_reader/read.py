@@ -217,7 +217,7 @@ def extract_span(question: str, kind: AnswerType, facts: list, extra_terms: set[
                  kinds: frozenset[str] | None = None, reader: ReaderModel | None = None,
                  use_adapter: bool = True) -> Extracted | None:
     """The reader's span: the adapter's where the reader has one (`use_adapter`) and the rules
-    allow it (`agrees_with_rules`), else the candidate the ranker scores best, with the
+    allow it (`agreeing_candidate`), else the candidate the ranker scores best, with the
     answerability model's probability as its confidence; None when the facts hold no candidate.
     Where the adapter abstains, the ranker's span is kept as an unsure guess. Yes/no questions
     are left to comparisons and the model."""
@@ -232,9 +232,14 @@ def extract_span(question: str, kind: AnswerType, facts: list, extra_terms: set[
         return ranked
     if reading.span is None:  # the adapter abstains: nothing it read is sure
         return replace(ranked, confidence=round(1.0 - reading.doubt, 4), abstain_below=1.01) if ranked else None
-    if not agrees_with_rules(reading.span, kind, rows):
+    agreeing = agreeing_candidate(reading.span, kind, rows)
+    if agreeing is None:
         return ranked
-    span = full_name(reading.span, facts) or reading.span if kind == "person" else reading.span
+    span = reading.span
+    if kind == "address":  # an address is the whole of its candidate: "620" of "620 Eighth Avenue" is not one
+        span = agreeing.candidate.text.strip(" ,;:")
+    elif kind == "person":
+        span = full_name(span, facts) or span
     return Extracted(span, reading.sentence, reading.source, kind, reading.answer_probability,
                      round(1.0 - reading.doubt, 4), 1.0 - adapter.info.bound)
 
@@ -244,12 +249,15 @@ AGREEING_CANDIDATES = 3
 that made them (the type asked, the subject's own passage, a post's former holder) stand."""
 
 
-def agrees_with_rules(span: str, kind: AnswerType, rows: list[Scored]) -> bool:
-    """Whether the adapter's span is a candidate the rules allow: for a typed question one of the
-    ranker's `AGREEING_CANDIDATES` best (by token overlap, F1 at least 0.5), for an untyped one any
-    of its candidates; where the rules allow none (the subject's own passage names no one), no."""
+def agreeing_candidate(span: str, kind: AnswerType, rows: list[Scored]) -> Scored | None:
+    """The candidate the rules allow that the adapter's span is (by token overlap, F1 at least
+    0.5): for a typed question one of the ranker's `AGREEING_CANDIDATES` best, for an untyped one
+    any of its candidates; None where none is, or the rules allow none (the subject's own passage
+    names no one)."""
     pool = rows if kind == "other" else sorted(rows, key=lambda r: -r.score)[:AGREEING_CANDIDATES]
-    return any(span_overlap(span, r.candidate.text) >= 0.5 for r in pool)
+    overlaps = [(span_overlap(span, r.candidate.text), r.score, i) for i, r in enumerate(pool)]
+    best = max(overlaps, default=None)
+    return pool[best[2]] if best is not None and best[0] >= 0.5 else None
 
 
 def span_overlap(a: str, b: str) -> float:
