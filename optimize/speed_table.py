@@ -78,10 +78,10 @@ class TimedDeltaSeek(DeltaSeek):
 
     clock: Clock | None = None
 
-    def read(self, pad: Scratchpad) -> Reading:
+    def read(self, pad: Scratchpad, final: bool = False) -> Reading:
         started = time.perf_counter()
         try:
-            return super().read(pad)
+            return super().read(pad, final)
         finally:
             if self.clock is not None:
                 self.clock.reader += time.perf_counter() - started
