@@ -332,7 +332,9 @@ def test_the_training_command_reproduces_the_shipped_reader():
     assert retrained.threshold == pytest.approx(shipped.threshold, abs=0.01)
     for figure in ("f1_answerable", "abstention", "false_abstention", "candidate_recall"):
         assert retrained.metrics[figure] == pytest.approx(shipped.metrics[figure], abs=0.01), figure
-    assert retrained.trained_on["command"] == shipped.trained_on["command"]
+    # the shipped reader also names its adapter (train_reader --adapter), which training does not change
+    assert shipped.trained_on["command"] == f"{retrained.trained_on['command']} --adapter reader-adapter.gguf"
+    assert Path(shipped.adapter).name == "reader-adapter.gguf"
 
 
 def test_optimize_trains_a_reader_for_a_users_set_and_keeps_the_best_on_its_dev_split(monkeypatch, tmp_path):
