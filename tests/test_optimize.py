@@ -367,7 +367,7 @@ def test_evaluate_with_threads_keeps_the_example_order(tmp_path, bundled_index, 
 
     def slow_first(prompt):
         if current_question(prompt) == ROWS[0]["question"]:
-            time.sleep(0.5)
+            time.sleep(4)  # longer than another question's run, the reader adapter's reading (a second) included
         return answer(prompt)
 
     engine.handlers["step"] = slow_first

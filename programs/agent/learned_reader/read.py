@@ -219,8 +219,9 @@ def extract_span(question: str, kind: AnswerType, facts: list, extra_terms: set[
     """The reader's span: the adapter's where the reader has one (`use_adapter`) and the rules
     allow it (`agreeing_candidate`), else the candidate the ranker scores best, with the
     answerability model's probability as its confidence; None when the facts hold no candidate.
-    Where the adapter abstains, the ranker's span is kept as an unsure guess. Yes/no questions
-    are left to comparisons and the model."""
+    Where the adapter abstains, the ranker's span stands if the ranker is sure of it, and is an
+    unsure guess otherwise: the reader abstains where both doubt. Yes/no questions are left to
+    comparisons and the model."""
     if kind == "yes_no" or not facts:
         return None
     reader = reader or shipped_reader()
@@ -230,8 +231,8 @@ def extract_span(question: str, kind: AnswerType, facts: list, extra_terms: set[
     reading = adapter.read(question, facts) if adapter is not None else None
     if reading is None:
         return ranked
-    if reading.span is None:  # the adapter abstains: nothing it read is sure
-        return replace(ranked, confidence=round(1.0 - reading.doubt, 4), abstain_below=1.01) if ranked else None
+    if reading.span is None:  # the adapter doubts: unsure unless the ranker is sure (distractors fill its four sentences)
+        return ranked if ranked is None or not ranked.unsure else replace(ranked, abstain_below=1.01)
     agreeing = agreeing_candidate(reading.span, kind, rows)
     if agreeing is None:
         return ranked
