@@ -196,12 +196,12 @@ def optimize_program(dataset: str, optimizer: str, agent: AgentOptions = AgentOp
 def fine_tune_adapter(compiled: DeltaSeek, dataset: str, corpus: list[str] | None, out: Path,
                       tracker: Tracker) -> None:
     """`--train-reader` with the train extra installed: the reader adapter fine-tuned on the train
-    split (`train_adapter.fine_tune_into`), kept only if it reads the dev split better; the
+    split (`fine_tune.fine_tune_into`), kept only if it reads the dev split better; the
     adapter file and its figures are logged to the run. Without the extra it says so and goes on."""
     if importlib.util.find_spec("peft") is None:
         print("reader adapter: not fine-tuned (pip install 'deltaseek[train]' to fine-tune it)")
         return
-    from deltaseek.optimize.train_adapter import fine_tune_into
+    from deltaseek.optimize.fine_tune import fine_tune_into
 
     tracker.log_metrics(fine_tune_into(compiled, dataset, corpus, out))
     if out.is_file() and compiled.learned_reader().adapter == str(out.absolute()):

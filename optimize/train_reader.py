@@ -149,7 +149,7 @@ def choose_untyped_rule(reader: ReaderModel, dev: list[Question], absent_subject
 def train_reader_into(program, dataset: str, corpus: list[str] | None = None) -> dict[str, float]:
     """`deltaseek optimize --train-reader`: the best reader for the dataset (`reader_for_dataset`)
     becomes the program's, saved with it; its dev figures, printed and returned as metrics."""
-    adapter = program.learned_reader().adapter  # the span reader, fine-tuned apart (train_adapter.fine_tune_into)
+    adapter = program.learned_reader().adapter  # the span reader, fine-tuned apart (fine_tune.fine_tune_into)
     reader, figures = reader_for_dataset(dataset, corpus)
     program.reader = reader = reader.model_copy(update={"adapter": adapter})
     best = reader.trained_on["chosen_as"]
