@@ -237,7 +237,7 @@ def extract_span(question: str, kind: AnswerType, facts: list, extra_terms: set[
     if agreeing is None:
         return ranked
     span = reading.span
-    if kind == "address":  # an address is the whole of its candidate: "620" of "620 Eighth Avenue" is not one
+    if kind == "address":  # an address is the whole of its candidate: "12" of "12 Quay Row" is not one
         span = agreeing.candidate.text.strip(" ,;:")
     elif kind == "person":
         span = full_name(span, facts) or span
