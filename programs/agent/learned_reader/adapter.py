@@ -4,10 +4,10 @@ answers from the best sentences of the facts with a span of them or "not stated"
 No torch at run time: llama-cpp-python loads the base model with the adapter (`lora_path`) in a
 context of its own, so the agent's model is never changed. Decoding is greedy and held to the
 passage: each token taken is the likeliest one that keeps the answer a piece of the sentences
-shown (or of "not stated"), so the answer is always a span the facts write. The probability of
-"not stated" (its first token, where the answer starts) is the adapter's own doubt: at or above
-the bound chosen on dev (`AdapterInfo.bound`) the reader abstains. Each read starts from an
-empty context, so a reading depends only on its prompt.
+shown, so the answer is always a span the facts write. Where the answer starts, the probability
+of "not stated"'s first token against the span's (`AdapterReading.doubt`) is the adapter's own
+doubt: at or above the bound chosen on dev (`AdapterInfo.bound`) the reader abstains. Each read
+starts from an empty context, so a reading depends only on its prompt.
 """
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ from pathlib import Path
 
 import numpy as np
 from cachetools import LRUCache
+from scipy.special import log_softmax
 
 from deltaseek.programs.agent.learned_reader.adapter_file import AdapterInfo, read_adapter_info
 from deltaseek.programs.agent.learned_reader.prompt import NOT_STATED, Passage, best_sentences, reader_prompt
@@ -106,7 +107,7 @@ class ReaderAdapter:
                                  | set(llama.tokenize(text.encode(), add_bos=False, special=False)) | stops))
         for step in range(MAX_ANSWER_TOKENS):
             logits = np.ctypeslib.as_array(llama_cpp.llama_get_logits_ith(llama.ctx, -1), shape=(llama.n_vocab(),))
-            log_probs = logits - (logits.max() + np.log(np.exp(logits - logits.max()).sum()))
+            log_probs = log_softmax(logits)
             chosen = self._next_token(llama, pieces[np.argsort(-log_probs[pieces])], answer, text, stops)
             if step == 0:
                 not_stated = float(np.exp(log_probs[not_token]))
