@@ -47,7 +47,7 @@ def evaluate_dataset(dataset: str, agent: AgentOptions = AgentOptions(), trackin
                                   label=f"{Path(dataset).stem} {split}", tracker=tracker)
         print(format_report(report))
         print(f"per-example results: {report.path}")
-        tracker.log_metrics({**report.means, **report.costs, "crashed": report.crashed})
+        tracker.log_metrics({**report.means, **report.calibration, **report.costs, "crashed": report.crashed})
         log_report(tracker, report, split)
     return report
 
@@ -92,7 +92,7 @@ def compare_programs(dataset: str, a: str, b: str, agent: AgentOptions = AgentOp
                                       label=f"{side}: {name}", tracker=tracker)
             reports.append(report)
             print(format_report(report))
-            tracker.log_metrics({**report.means, **report.costs, "crashed": report.crashed})
+            tracker.log_metrics({**report.means, **report.calibration, **report.costs, "crashed": report.crashed})
             log_report(tracker, report, split)
             if side == "B":
                 table = paired_table(reports[0].rows, report.rows)

@@ -11,6 +11,7 @@ from pathlib import Path
 import dspy
 
 from deltaseek.metrics import answerability_accuracy, combined_metric, efficiency, exact_match, token_f1
+from deltaseek.metrics.calibration import direct_figures, expected_calibration_error, is_right
 
 METRICS = {
     "exact_match": exact_match,
@@ -45,6 +46,18 @@ class EvalReport:
         return sum(1 for r in self.rows if r["error"])
 
     @property
+    def calibration(self) -> dict[str, float]:
+        """How well the answers' confidences match how often they were right (`metrics.calibration`),
+        and how often `direct` was right; empty when no run carried a confidence."""
+        runs = [r for r in self.rows if r.get("confidence") is not None and not r["error"]]
+        if not runs:
+            return {}
+        rights = [is_right(r["scores"]["token_f1"]) for r in runs]
+        figures = direct_figures([r["answerability"] for r in runs], rights)
+        return {"confidence_ece": expected_calibration_error([r["confidence"] for r in runs], rights),
+                "direct_share": figures["direct_share"], "direct_right": figures["direct_right"]}
+
+    @property
     def costs(self) -> dict[str, float]:
         """What a question cost: LM calls and tokens (mean), wall seconds (median and mean)."""
         runs = [r for r in self.rows if r.get("seconds") is not None]
@@ -60,7 +73,7 @@ def table_columns(rows: list[dict]) -> dict[str, list]:
     """The per-example rows as flat columns, for `mlflow.log_table`."""
     columns: dict[str, list] = {name: [] for name in (
         "id", "question", "gold_answer", "gold_answerability", "answer", "answerability", "stop_reason",
-        "executed_calls", "blocked_calls", "seconds", "error", *METRICS)}
+        "executed_calls", "blocked_calls", "confidence", "seconds", "error", *METRICS)}
     for row in rows:
         calls = row["tool_calls"] or []
         values = {"id": row["id"], "question": row["question"], "gold_answer": row["gold"]["answer"],
@@ -68,7 +81,7 @@ def table_columns(rows: list[dict]) -> dict[str, list]:
                   "answerability": row["answerability"], "stop_reason": row["stop_reason"],
                   "executed_calls": sum(1 for c in calls if c.get("executed")),
                   "blocked_calls": sum(1 for c in calls if not c.get("executed")),
-                  "seconds": row["seconds"], "error": row["error"], **row["scores"]}
+                  "confidence": row.get("confidence"), "seconds": row["seconds"], "error": row["error"], **row["scores"]}
         for name in columns:
             columns[name].append(values[name])
     return columns
@@ -79,6 +92,9 @@ def format_report(report: EvalReport) -> str:
              + (f" ({report.resumed} kept from the earlier run)" if report.resumed else ""),
              f"{'metric':<24}{'mean':>8}"]
     lines += [f"{name:<24}{value:>8.3f}" for name, value in report.means.items()]
+    if calibration := report.calibration:
+        lines.append(f"confidence: calibration error {calibration['confidence_ece']:.3f}; labelled direct "
+                     f"{calibration['direct_share']:.0%} of questions, {calibration['direct_right']:.0%} of them right")
     costs = report.costs
     if costs:
         lines.append(f"per question: {costs['lm_calls_mean']:.1f} LM calls, {costs['tokens_mean']:,.0f} tokens, "

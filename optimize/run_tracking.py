@@ -97,7 +97,7 @@ def evaluate_nested(tracker: Tracker, dataset: str, program, examples: list[dspy
         log_dataset(tracker, dataset, split_name, examples)
         report = evaluate_program(program, examples, path, threads=threads, label=f"{side} {split_name}",
                                   resume=resume, tracker=tracker)
-        tracker.log_metrics({**report.means, **report.costs, "crashed": report.crashed})
+        tracker.log_metrics({**report.means, **report.calibration, **report.costs, "crashed": report.crashed})
     return report
 
 

@@ -71,7 +71,9 @@ def record_signature():
                      Property("url", text, required=False)])
     outputs = [ColSpec(text, "question"), ColSpec(text, "answer"), ColSpec(text, "answer_origin"),
                ColSpec(text, "proposed_answer", required=False), ColSpec(text, "replaced_because", required=False),
-               ColSpec(text, "answerability"), ColSpec(Array(text), "caveats"), ColSpec(Array(text), "assumptions"),
+               ColSpec(text, "answerability"), ColSpec(DataType.double, "confidence", required=False),
+               ColSpec(AnyType(), "confidence_signals", required=False),
+               ColSpec(Array(text), "caveats"), ColSpec(Array(text), "assumptions"),
                ColSpec(text, "stop_reason"), ColSpec(text, "answered_by", required=False), ColSpec(text, "profile"),
                ColSpec(Array(source), "sources"), ColSpec(DataType.long, "steps"),
                ColSpec(AnyType(), "tool_calls"), ColSpec(AnyType(), "lm_faults", required=False),

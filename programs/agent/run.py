@@ -28,6 +28,7 @@ def run_question(program: dspy.Module, question: str) -> dict:
     sources = [{"id": s, "title": facts[s].title, "url": facts[s].url} for s in pred.sources if s in facts]
     return {
         "question": question, "answer": pred.answer, "answerability": pred.answerability,
+        "confidence": pred.confidence, "confidence_signals": pred.scratchpad.confidence_signals,
         "caveats": pred.caveats, "assumptions": pred.assumptions, "stop_reason": pred.stop_reason,
         "answered_by": pred.answered_by, "profile": pred.profile, "answer_origin": pred.answer_origin,
         "proposed_answer": pred.proposed_answer, "replaced_because": pred.replaced_because,

@@ -89,6 +89,10 @@ class Scratchpad(BaseModel):
     unlikely, unknown, or untyped (the question names no answer type to look for)."""
     answerability: AnswerabilityStatus = "unknown"
     """The final label, set once, with the answer."""
+    confidence: float | None = None
+    """The calibrated probability that the answer is right (`confidence.py`); None without a model."""
+    confidence_signals: dict[str, float] = Field(default_factory=dict)
+    """What the confidence was computed from, kept so a model can be refitted on the runs."""
     subject_presence: dict[str, bool | None] = Field(default_factory=dict)
     subject_unknown_to: dict[str, list[str]] = Field(default_factory=dict)
     """For each subject of the question, the tools that cannot tell whether they hold it: only a

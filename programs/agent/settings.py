@@ -89,6 +89,10 @@ class AgentSettings(BaseModel):
                                          "holds, and ask only for the outputs the loop uses; None: yes for the small "
                                          "profile, whose speed is its prompt length.")
 
+    direct_confidence: float | None = Field(None, ge=0.0, le=1.0, description="The least confidence an answer "
+                                            "is labelled direct at (below it: a best guess, unknown); None: the "
+                                            "bound the reader's confidence model was fitted with.")
+
     def reader_threshold(self, kind: str) -> float:
         """The support a model's answer to this answer type needs to pass the small profile's check."""
         return self.reader_min_confidence_by_type.get(kind, self.reader_min_confidence)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 import re
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 
 from deltaseek.programs.agent.learned_reader.candidates import FITTING_KINDS, Candidate, sentence_candidates, title_name
 from deltaseek.programs.agent.learned_reader.features import (COMMON_HEADS, PAST_RANGE, PRONOUN, QuestionView, SentenceView, candidate_features,
@@ -51,6 +51,9 @@ class Extracted:
     abstain_below: float = 0.0
     """The reader abstains on a span whose confidence is below this: its threshold, chosen on dev;
     above 1 when the adapter said the facts do not hold the answer."""
+    signals: dict[str, float] = field(default_factory=dict)
+    """What the reading says of its own span, read by the answer's confidence model: the
+    ranker's probability, lead and share, and whether the adapter read, doubted and agreed."""
 
     @property
     def unsure(self) -> bool:
@@ -229,20 +232,23 @@ def extract_span(question: str, kind: AnswerType, facts: list, extra_terms: set[
     ranked = best_of(rows, kind, facts, reader)
     adapter = reader.adapter_reader() if use_adapter else None
     reading = adapter.read(question, facts) if adapter is not None else None
-    if reading is None:
+    if reading is None or ranked is None:
         return ranked
+    adapter_signals = {**ranked.signals, "adapter_read": 1.0, "adapter_doubt": reading.doubt}
     if reading.span is None:  # the adapter doubts: unsure unless the ranker is sure (distractors fill its four sentences)
-        return ranked if ranked is None or not ranked.unsure else replace(ranked, abstain_below=1.01)
+        return replace(ranked, abstain_below=1.01 if ranked.unsure else ranked.abstain_below, signals=adapter_signals)
     agreeing = agreeing_candidate(reading.span, kind, rows)
     if agreeing is None:
-        return ranked
+        return replace(ranked, signals=adapter_signals)
     span = reading.span
     if kind == "address":  # an address is the whole of its candidate: "12" of "12 Quay Row" is not one
         span = agreeing.candidate.text.strip(" ,;:")
     elif kind == "person":
         span = full_name(span, facts) or span
+    ranker_agrees = span_overlap(span, ranked.span) >= 0.5
     return Extracted(span, reading.sentence, reading.source, kind, reading.answer_probability,
-                     round(1.0 - reading.doubt, 4), 1.0 - adapter.info.bound)
+                     round(1.0 - reading.doubt, 4), 1.0 - adapter.info.bound,
+                     {**adapter_signals, "adapter_agrees": 1.0, "ranker_agrees": float(ranker_agrees)})
 
 
 AGREEING_CANDIDATES = 3
@@ -284,10 +290,13 @@ def best_of(rows: list[Scored], kind: AnswerType, facts: list, reader: ReaderMod
     if not rows:
         return None
     top = max(rows, key=lambda r: r.score)
-    confidence = reader.answerability.probability(summary_features(rows, kind))
+    summary = summary_features(rows, kind)
+    confidence = reader.answerability.probability(summary)
     span = top.candidate.text.strip(" ,;:")
     if kind == "person":  # a surname alone is the person the facts name in full
         span = full_name(span, facts, own=top.sentence.fact) or span
+    signals = {"ranker_probability": confidence, "ranker_margin": min(summary["margin"], 10.0),
+               "ranker_share": summary["top_share"]}
     return Extracted(span, top.sentence.text, top.sentence.fact.source, kind, top.score, round(confidence, 4),
-                     reader.threshold)
+                     reader.threshold, signals)
 

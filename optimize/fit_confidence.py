@@ -1,0 +1,140 @@
+"""Fit the answer's confidence model on the agent's own runs, and save it with the reader.
+
+    python -m deltaseek.optimize.fit_confidence --runs results/runs-a.jsonl --runs results/runs-b.jsonl \
+        --reader programs/compiled/reader.json
+
+The runs are `deltaseek evaluate --out` files of held-out questions (never the test split): each
+row holds the run's `confidence_signals` and its scores. A logistic regression (scikit-learn)
+learns from the signals whether the answer was right; an isotonic regression, fitted on its
+out-of-fold probabilities (five folds), makes them calibrated; the `direct` bound is the least
+confidence at which the out-of-fold answers labelled direct were right at least
+`--direct-precision` of the time. The report gives the out-of-fold reliability table and ECE.
+Runs with another reader than the one the model is saved with describe another reader: refit
+after retraining it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+from pathlib import Path
+
+import numpy as np
+
+from deltaseek.errors import DatasetError, ProgramFileError
+from deltaseek.metrics.calibration import expected_calibration_error, is_right, reliability_lines
+from deltaseek.programs.agent.learned_reader.model import (CONFIDENCE_SIGNALS, ConfidenceModel, Linear,
+                                                           load_reader)
+
+FOLDS = 5
+MIN_RUNS = 40
+"""Fewer runs than this fit no model worth its calibration (a bin of ten holds four answers)."""
+
+
+def read_runs(paths: list[str]) -> list[dict]:
+    """The rows of evaluation files that hold signals and scores; a row of the test split is
+    refused, for the confidence is then measured on what it was fitted on."""
+    rows = []
+    for path in paths:
+        with open(path, encoding="utf-8") as handle:
+            for number, line in enumerate(handle, 1):
+                if not line.strip():
+                    continue
+                try:
+                    row = json.loads(line)
+                except json.JSONDecodeError as exc:
+                    raise DatasetError(f"{path}:{number}: not a JSON row ({exc.msg})") from None
+                if row.get("split") == "test":
+                    raise DatasetError(f"{path}:{number}: a test-split run; fit on dev or train runs only")
+                if row.get("error") or not isinstance(row.get("confidence_signals"), dict):
+                    continue  # a crashed run, or one from before runs recorded their signals
+                rows.append(row)
+    return rows
+
+
+def signal_matrix(rows: list[dict]) -> np.ndarray:
+    return np.array([[float(row["confidence_signals"].get(name, 0.0)) for name in CONFIDENCE_SIGNALS]
+                     for row in rows])
+
+
+def fit(rows: list[dict], direct_precision: float = 0.75, seed: int = 0) -> tuple[ConfidenceModel, list[float]]:
+    """The model fitted on `rows`, and each row's out-of-fold calibrated confidence."""
+    from sklearn.isotonic import IsotonicRegression
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.model_selection import StratifiedKFold, cross_val_predict
+
+    if len(rows) < MIN_RUNS:
+        raise DatasetError(f"{len(rows)} usable runs; the confidence model needs at least {MIN_RUNS}")
+    x = signal_matrix(rows)
+    y = np.array([is_right(row["scores"]["token_f1"]) for row in rows], dtype=int)
+    if y.min() == y.max():
+        raise DatasetError("every run was " + ("right" if y[0] else "wrong") + ": nothing to tell apart")
+    logistic = LogisticRegression(C=0.5, max_iter=5000)
+    folds = StratifiedKFold(FOLDS, shuffle=True, random_state=seed)
+    held_out = cross_val_predict(logistic, x, y, cv=folds, method="predict_proba")[:, 1]
+    isotonic = IsotonicRegression(y_min=0.0, y_max=1.0, out_of_bounds="clip").fit(held_out, y)
+    calibrated = isotonic.predict(held_out)
+    logistic.fit(x, y)
+    answers = [i for i, row in enumerate(rows) if not row["confidence_signals"].get("abstains")
+               and row.get("answerability") != "proxy_only"]
+    bound = direct_bound([calibrated[i] for i in answers], [bool(y[i]) for i in answers], direct_precision)
+    labelled = [i for i in answers if calibrated[i] >= bound]
+    metrics = {"runs": len(rows), "right": int(y.sum()), "held_out_ece": round(float(expected_calibration_error(
+                   list(calibrated), list(map(bool, y)))), 4),
+               "direct_share": round(len(labelled) / len(rows), 4),
+               "direct_right": round(float(np.mean([y[i] for i in labelled])), 4) if labelled else 0.0}
+    points = sorted(zip(isotonic.X_thresholds_.tolist(), isotonic.y_thresholds_.tolist()))
+    model = ConfidenceModel(
+        linear=Linear(features=list(CONFIDENCE_SIGNALS), coef=[round(c, 5) for c in logistic.coef_[0]],
+                      intercept=round(float(logistic.intercept_[0]), 5)),
+        calibration=[(round(a, 5), round(b, 5)) for a, b in points], direct_bound=math.floor(bound * 1e4) / 1e4,
+        direct_precision=direct_precision, metrics=metrics)
+    return model, [float(c) for c in calibrated]
+
+
+def direct_bound(confidences: list[float], rights: list[bool], precision: float) -> float:
+    """The least confidence at which the answers at or above it are right at least `precision`
+    of the time; above every confidence (nothing labelled direct) where no bound reaches it."""
+    for bound in sorted(set(confidences)):
+        above = [r for c, r in zip(confidences, rights) if c >= bound]
+        if above and sum(above) / len(above) >= precision:
+            return float(bound)
+    return 1.0
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--runs", action="append", required=True, help="an evaluation results file (repeatable)")
+    parser.add_argument("--reader", default="programs/compiled/reader.json", help="the reader file to save it in")
+    parser.add_argument("--out", help="where to write the reader (default: over --reader)")
+    parser.add_argument("--direct-precision", type=float, default=0.75,
+                        help="the share of direct answers that must be right on these runs (default 0.75)")
+    args = parser.parse_args(argv)
+    try:
+        reader = load_reader(args.reader)
+        rows = read_runs(args.runs)
+        model, held_out = fit(rows, args.direct_precision)
+    except (DatasetError, ProgramFileError, OSError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    model = model.model_copy(update={"fitted_on": {"runs": args.runs, "command": " ".join(sys.argv)}})
+    saved = reader.model_copy(update={"confidence": model, "adapter": _relative(reader.adapter, args.out or args.reader)})
+    saved.save(args.out or args.reader)
+    print(json.dumps(model.metrics))
+    print(f"direct at confidence >= {model.direct_bound}; out of fold on these runs:")
+    print("\n".join(reliability_lines(held_out, [is_right(row["scores"]["token_f1"]) for row in rows])))
+    return 0
+
+
+def _relative(adapter: str | None, reader_path: str) -> str | None:
+    """The adapter's path as the saved reader names it: beside it, relative to its folder."""
+    if not adapter:
+        return adapter
+    path, folder = Path(adapter), Path(reader_path).absolute().parent
+    return str(path.relative_to(folder)) if path.is_relative_to(folder) else str(path)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

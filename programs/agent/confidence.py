@@ -1,0 +1,90 @@
+"""The answer's confidence: what a finished run says about whether its answer is right, and the
+label that follows from it.
+
+`answer_signals` describes the run in numbers that carry over to new text (where the answer came
+from, the type asked, the reader's own doubts, whether the model and the reader agree, how often
+and how near the question's words the passages read write the answer); the reader's
+`ConfidenceModel` turns them into the probability that the answer is right. `follow_confidence`
+then labels the answer: `direct` only at or above the model's bound, else a best guess
+(`unknown`) whose caveat states the confidence.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+
+from deltaseek.programs.agent.answer import FinalAnswer, Proposal
+from deltaseek.programs.agent.checks import is_abstention
+from deltaseek.programs.agent.evidence import Reading
+from deltaseek.programs.agent.learned_reader import ReaderModel, expected_answer_types, sentences
+from deltaseek.programs.agent.scratchpad import Scratchpad
+from deltaseek.programs.text import fold_accents, meaningful_tokens
+
+
+def answer_signals(pad: Scratchpad, final: FinalAnswer, reading: Reading, proposal: Proposal,
+                   missing_subjects: list[str], stopped_early: bool) -> dict[str, float]:
+    """The run's signals (names in `model.CONFIDENCE_SIGNALS`): zeros are left out."""
+    kinds = expected_answer_types(pad.question)
+    values = {f"origin_{final.origin}": 1.0, f"label_{final.answerability}": 1.0, "parts": float(len(kinds)),
+              "subject_missing": float(bool(missing_subjects)), "facts_log": math.log1p(len(pad.facts)),
+              "stopped_early": float(stopped_early), "model_proposed": float(bool(proposal.asked and proposal.answer))}
+    values.update({f"ask_{kind}": 1.0 for kind in kinds})
+    read = reading.spans[0] if reading.spans else reading.unsure[0] if reading.unsure else None
+    if read is not None:
+        values.update({"read_span": 1.0, "reader_sure": float(bool(reading.spans)),
+                       "reader_confidence": read.confidence, f"span_{read.kind}": 1.0, **read.signals})
+    if final.origin == "evidence" or final.answerability == "unlikely" or is_abstention(final.text):
+        values["abstains"] = 1.0  # the rest describes an answer's text, and an abstention asserts none
+        return {name: round(v, 4) for name, v in values.items() if v}
+    answer = _words(final.text)
+    texts = [f.text for f in pad.facts]
+    holding = [t for t in texts if _contains(_words(t), answer)]
+    values.update({
+        "answer_words_log": math.log1p(len(answer)),
+        "answer_in_question": _share(answer, set(_words(pad.question))),
+        "answer_in_facts": float(bool(holding)),
+        "answer_passages_log": math.log1p(len(holding)),
+        "question_near_answer": max((_share(sorted(meaningful_tokens(pad.question)), set(_words(s)))
+                                     for t in holding for s in sentences(t) if _contains(_words(s), answer)),
+                                    default=0.0),
+    })
+    if read is not None:
+        values["answer_is_read_span"] = _share(_words(read.span), set(answer))
+        if proposal.asked and proposal.answer:
+            values["model_agrees_reader"] = _share(_words(read.span), set(_words(proposal.answer)))
+    return {name: round(v, 4) for name, v in values.items() if v}
+
+
+def confidence_of(reader: ReaderModel, signals: dict[str, float]) -> float | None:
+    """The calibrated probability that the answer is right, or None when the reader has no model."""
+    return round(reader.confidence.probability(signals), 4) if reader.confidence is not None else None
+
+
+def follow_confidence(final: FinalAnswer, confidence: float | None, bound: float | None) -> str | None:
+    """Relabel `final` by its confidence: an answer (not an abstention, not a proxy answer) is
+    `direct` at or above `bound`, else `unknown`; returns the caveat saying a best guess is one."""
+    if confidence is None or bound is None or final.answerability not in ("direct", "unknown"):
+        return None
+    if final.origin == "evidence" or is_abstention(final.text):
+        return None
+    if confidence >= bound:
+        final.answerability = "direct"
+        return None
+    final.answerability = "unknown"
+    return (f"A best guess: the program's confidence that this answer is right is {confidence:.0%}, "
+            f"below the {bound:.0%} it needs to state it as the answer.")
+
+
+def _words(text: str) -> list[str]:
+    return re.findall(r"\w+", fold_accents(text).lower())
+
+
+def _share(words: list[str], within: set[str]) -> float:
+    return sum(w in within for w in words) / len(words) if words else 0.0
+
+
+def _contains(words: list[str], part: list[str]) -> bool:
+    """Whether `part` is written in `words` as a run of words."""
+    n = len(part)
+    return n > 0 and any(words[i:i + n] == part for i in range(len(words) - n + 1))

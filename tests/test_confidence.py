@@ -1,0 +1,164 @@
+"""The answer's confidence: its signals, its model, its fit, and the label that follows it."""
+
+import json
+import math
+import random
+
+import pytest
+
+from deltaseek import AgentSettings, DeltaSeek
+from deltaseek.errors import DatasetError, ProgramFileError
+from deltaseek.metrics.calibration import direct_figures, expected_calibration_error, reliability
+from deltaseek.optimize import fit_confidence
+from deltaseek.programs.agent.answer import FinalAnswer, Proposal
+from deltaseek.programs.agent.confidence import answer_signals, follow_confidence
+from deltaseek.programs.agent.evidence import Reading
+from deltaseek.programs.agent.learned_reader import Extracted, shipped_reader
+from deltaseek.programs.agent.learned_reader.model import (CONFIDENCE_SIGNALS, ConfidenceModel, Linear,
+                                                           reader_from_dict)
+from deltaseek.programs.agent.scratchpad import Fact, Scratchpad
+from deltaseek.programs.index import CorpusIndex, Passage
+from deltaseek.programs.tools import LocalCorpusSearch
+from tests.scripted import ScriptedEngine, classify, scripted_lm, step, synth
+
+MILL = [Passage("orla-mill", "Orla mill", "The Orla mill was built by Ada Lind in 1850 on the river Tave."),
+        Passage("tave", "Tave", "The Tave rises in the hills and joins the sea at Port Orla."),
+        Passage("lind", "Ada Lind", "Ada Lind was an engineer. Ada Lind built mills.")]
+
+
+def confidence_model(bound: float = 0.5, weight: float = 4.0) -> ConfidenceModel:
+    """A model whose confidence rises with the reader's agreement with the answer."""
+    coef = [weight if name == "answer_is_read_span" else 0.0 for name in CONFIDENCE_SIGNALS]
+    return ConfidenceModel(linear=Linear(features=list(CONFIDENCE_SIGNALS), coef=coef, intercept=-2.0),
+                           calibration=[(0.0, 0.05), (0.5, 0.5), (1.0, 0.9)], direct_bound=bound)
+
+
+def pad_with(question: str, *texts: str) -> Scratchpad:
+    pad = Scratchpad(question=question)
+    pad.facts = [Fact(source=f"p{i}", title=f"P{i}", text=t, step=1) for i, t in enumerate(texts)]
+    return pad
+
+
+def test_signals_say_how_the_answer_sits_in_the_passages_read():
+    pad = pad_with("Who built the Orla mill?", MILL[0].text, MILL[2].text)
+    span = Extracted("Ada Lind", MILL[0].text, "p0", "person", 2.0, 0.8, 0.3, {"ranker_probability": 0.8})
+    reading = Reading(spans=[span], answerability="direct")
+    signals = answer_signals(pad, FinalAnswer("Ada Lind", "extracted", ["p0"], "direct"), reading,
+                             Proposal("Ada Lind built it.", [], [], [], "direct"), [], False)
+    assert set(signals) <= set(CONFIDENCE_SIGNALS)
+    assert signals["answer_passages_log"] == pytest.approx(math.log1p(2), abs=1e-3)  # both passages write the name
+    assert signals["answer_is_read_span"] == 1.0 and signals["model_agrees_reader"] == 1.0
+    assert signals["ask_person"] == 1.0 and signals["ranker_probability"] == 0.8
+    assert signals["question_near_answer"] > 0.5  # "built", "orla", "mill" sit in the answer's sentence
+
+
+def test_an_abstention_is_described_by_where_it_came_from_not_by_its_words():
+    pad = pad_with("Who built the Vell bridge?", MILL[0].text)
+    final = FinalAnswer("The passages found do not state the answer.", "evidence", [], "unlikely")
+    signals = answer_signals(pad, final, Reading(answerability="unlikely"), Proposal("", [], [], [], None), [], True)
+    assert signals["abstains"] == 1.0 and signals["origin_evidence"] == 1.0 and signals["stopped_early"] == 1.0
+    assert "answer_in_facts" not in signals
+
+
+@pytest.mark.parametrize("confidence, label", [(0.8, "direct"), (0.3, "unknown")])
+def test_the_label_follows_the_confidence(confidence, label):
+    final = FinalAnswer("Ada Lind", "extracted", ["p0"], "direct")
+    caveat = follow_confidence(final, confidence, 0.6)
+    assert final.answerability == label
+    assert (caveat is None) == (label == "direct")
+    if caveat:
+        assert "30%" in caveat and "60%" in caveat and final.text == "Ada Lind"  # the best guess is still shown
+
+
+def test_an_abstention_or_a_proxy_answer_keeps_its_label():
+    no_answer = FinalAnswer("The passages found do not state the answer.", "evidence", [], "unlikely")
+    proxy = FinalAnswer("Stars are 40k; the rate is not published.", "extracted", ["p0"], "proxy_only")
+    for final in (no_answer, proxy):
+        assert follow_confidence(final, 0.01, 0.6) is None
+    assert (no_answer.answerability, proxy.answerability) == ("unlikely", "proxy_only")
+
+
+def test_the_calibration_map_is_interpolated_and_must_rise():
+    model = confidence_model()
+    assert model.probability({}) == pytest.approx(0.05 + 0.45 * (0.1192 / 0.5), abs=1e-3)  # sigmoid(-2) on the map
+    assert model.probability({"answer_is_read_span": 1.0}) == pytest.approx(0.5 + 0.4 * (0.8808 - 0.5) / 0.5, abs=1e-3)
+    with pytest.raises(ValueError, match="must rise"):
+        ConfidenceModel(linear=model.linear, calibration=[(0.0, 0.9), (1.0, 0.1)], direct_bound=0.5)
+
+
+def test_a_reader_file_whose_confidence_names_an_unknown_signal_is_refused():
+    data = json.loads(shipped_reader().model_copy(update={"adapter": None}).model_dump_json())
+    model = confidence_model().model_dump()
+    model["linear"]["features"][0] = "lex:who|last=lind"
+    data["confidence"] = model
+    with pytest.raises(ProgramFileError, match="'confidence'.*lex:who"):
+        reader_from_dict(data, "reader.json")
+
+
+def synthetic_runs(n: int, seed: int = 0) -> list[dict]:
+    """Runs where agreeing with the reader makes an answer right four times in five, else one in five."""
+    rng = random.Random(seed)
+    rows = []
+    for i in range(n):
+        agrees = rng.random() < 0.5
+        right = rng.random() < (0.8 if agrees else 0.2)
+        rows.append({"split": "dev", "answerability": "direct", "scores": {"token_f1": float(right)},
+                     "confidence_signals": {"origin_extracted": 1.0, "answer_is_read_span": float(agrees)}})
+    return rows
+
+
+def test_a_fitted_model_is_calibrated_and_its_direct_bound_keeps_direct_answers_right():
+    model, held_out = fit_confidence.fit(synthetic_runs(400), direct_precision=0.75)
+    agreeing = model.probability({"origin_extracted": 1.0, "answer_is_read_span": 1.0})
+    apart = model.probability({"origin_extracted": 1.0})
+    assert agreeing == pytest.approx(0.8, abs=0.08) and apart == pytest.approx(0.2, abs=0.08)
+    assert apart < model.direct_bound <= agreeing
+    assert model.metrics["held_out_ece"] <= 0.05 and model.metrics["direct_right"] >= 0.75
+    assert len(held_out) == 400
+
+
+def test_fitting_refuses_test_runs_with_the_file_and_line(tmp_path):
+    runs = tmp_path / "runs.jsonl"
+    rows = synthetic_runs(3)
+    rows[1]["split"] = "test"
+    runs.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    with pytest.raises(DatasetError, match=r"runs.jsonl:2: a test-split run"):
+        fit_confidence.read_runs([str(runs)])
+
+
+def test_the_fit_command_saves_the_model_with_the_reader(tmp_path, capsys):
+    runs = tmp_path / "runs.jsonl"
+    runs.write_text("".join(json.dumps(r) + "\n" for r in synthetic_runs(200)))
+    reader = tmp_path / "reader.json"
+    shipped_reader().model_copy(update={"adapter": None}).save(reader)
+    assert fit_confidence.main(["--runs", str(runs), "--reader", str(reader)]) == 0
+    saved = json.loads(reader.read_text())
+    assert saved["confidence"]["direct_bound"] > 0 and "Expected calibration error" in capsys.readouterr().out
+    assert reader_from_dict(saved, str(reader)).confidence is not None
+
+
+def test_reliability_bins_and_calibration_error_by_hand():
+    confidences, rights = [0.05, 0.15, 0.95, 0.95, 1.0], [False, False, True, True, False]
+    table = reliability(confidences, rights)
+    assert [b.answers for b in table] == [1, 1, 0, 0, 0, 0, 0, 0, 0, 3]
+    assert table[-1].right == pytest.approx(2 / 3)
+    expected = (0.05 + 0.15 + 3 * abs((0.95 + 0.95 + 1.0) / 3 - 2 / 3)) / 5
+    assert expected_calibration_error(confidences, rights) == pytest.approx(expected)
+    assert direct_figures(["direct", "unknown", "direct"], [True, False, False]) == {
+        "questions": 3, "direct": 2, "direct_share": 2 / 3, "direct_right": 0.5}
+
+
+def test_a_run_carries_its_confidence_and_a_best_guess_says_so(use_lm):
+    reader = shipped_reader().model_copy(update={"adapter": None, "confidence": confidence_model(bound=0.95)})
+    engine = ScriptedEngine(classify=classify("lookup"), step=lambda _: step("Orla mill built"),
+                            synthesize=lambda _: synth("Ada Lind"))
+    program = DeltaSeek(tools=[LocalCorpusSearch(CorpusIndex.build(MILL))], settings=AgentSettings(), reader=reader)
+    with use_lm(scripted_lm(engine)):
+        pred = program(question="Who built the Orla mill?")
+    assert pred.answer == "Ada Lind" and 0.0 <= pred.confidence <= 1.0
+    assert pred.confidence == pytest.approx(reader.confidence.probability(pred.scratchpad.confidence_signals), abs=1e-4)
+    assert pred.answerability == "unknown"  # below the bound of 0.95: a best guess, labelled as one
+    assert any(c.startswith("A best guess") for c in pred.caveats)
+    program.settings = AgentSettings(direct_confidence=0.1)  # a bound an optimizer moved
+    with use_lm(scripted_lm(engine)):
+        assert program(question="Who built the Orla mill?").answerability == "direct"
