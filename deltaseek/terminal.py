@@ -40,7 +40,9 @@ def print_answer(record: dict) -> None:
     say(record["answer"])
     origin = {"lm": "the model's answer", "extracted": "read from the passages",
               "evidence": "the best evidence quoted"}.get(record.get("answer_origin"), "")
-    say(f"\nanswer: {origin}; answerability: {record['answerability']}  (stopped: {record['stop_reason']}; "
+    confidence = record.get("confidence")
+    sure = f"; confidence {confidence:.0%}" if confidence is not None else ""
+    say(f"\nanswer: {origin}; answerability: {record['answerability']}{sure}  (stopped: {record['stop_reason']}; "
         f"{record['steps']} steps, {sum(c['executed'] for c in record['tool_calls'])} searches, "
         f"{record['lm_calls']} LM calls, {record['seconds']} s)")
     cited = [" ".join(filter(None, (s["title"], s["url"] or f"[{s['id']}]"))) for s in record["sources"]]

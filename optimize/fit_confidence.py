@@ -60,8 +60,8 @@ def signal_matrix(rows: list[dict]) -> np.ndarray:
 
 
 def fit(rows: list[dict], direct_precision: float = 0.75, seed: int = 0) -> tuple[ConfidenceModel, list[float]]:
-    """The model fitted on `rows`, and each row's out-of-fold calibrated confidence."""
-    from sklearn.isotonic import IsotonicRegression
+    """The model fitted on `rows`, and each row's held-out confidence (its fold's, from models fitted on
+    the other folds)."""
     from sklearn.linear_model import LogisticRegression
     from sklearn.model_selection import StratifiedKFold, cross_val_predict
 
@@ -72,10 +72,14 @@ def fit(rows: list[dict], direct_precision: float = 0.75, seed: int = 0) -> tupl
     if y.min() == y.max():
         raise DatasetError("every run was " + ("right" if y[0] else "wrong") + ": nothing to tell apart")
     logistic = LogisticRegression(C=0.5, max_iter=5000)
-    folds = StratifiedKFold(FOLDS, shuffle=True, random_state=seed)
-    held_out = cross_val_predict(logistic, x, y, cv=folds, method="predict_proba")[:, 1]
-    isotonic = IsotonicRegression(y_min=0.0, y_max=1.0, out_of_bounds="clip").fit(held_out, y)
-    calibrated = isotonic.predict(held_out)
+    folds = list(StratifiedKFold(FOLDS, shuffle=True, random_state=seed).split(x, y))
+    raw = cross_val_predict(logistic, x, y, cv=folds, method="predict_proba")[:, 1]
+    # each fold's confidence from a map fitted on the other folds' out-of-fold probabilities: the
+    # figures below are of questions neither the linear model nor the map saw
+    calibrated = np.zeros(len(rows))
+    for fitted, held in folds:
+        calibrated[held] = isotonic_map().fit(raw[fitted], y[fitted]).predict(raw[held])
+    isotonic = isotonic_map().fit(raw, y)
     logistic.fit(x, y)
     answers = [i for i, row in enumerate(rows) if not row["confidence_signals"].get("abstains")
                and row.get("answerability") != "proxy_only"]
@@ -92,6 +96,32 @@ def fit(rows: list[dict], direct_precision: float = 0.75, seed: int = 0) -> tupl
         calibration=[(round(a, 5), round(b, 5)) for a, b in points], direct_bound=math.floor(bound * 1e4) / 1e4,
         direct_precision=direct_precision, metrics=metrics)
     return model, [float(c) for c in calibrated]
+
+
+def fit_into(program, rows: list[dict], where: str) -> dict[str, float]:
+    """`deltaseek optimize --train-reader`: the confidence model fitted on the program's runs of
+    the dev split (`rows`, described by `where`) and set on its reader, so it follows the reader
+    it was fitted with; with too few usable runs the reader carries none, and this says why.
+    Returns the figures to log."""
+    usable = [row for row in rows if not row.get("error") and isinstance(row.get("confidence_signals"), dict)]
+    try:
+        model, held_out = fit(usable)
+    except DatasetError as exc:
+        print(f"confidence: not fitted on {where} ({exc}); the answers carry none")
+        return {}
+    model = model.model_copy(update={"fitted_on": {"runs": where}})
+    program.reader = program.learned_reader().model_copy(update={"confidence": model})
+    print(f"confidence fitted on {where} ({len(usable)} runs): calibration error out of fold "
+          f"{model.metrics['held_out_ece']:.3f}; direct at confidence >= {model.direct_bound}, "
+          f"{model.metrics['direct_share']:.0%} of the questions, {model.metrics['direct_right']:.0%} of them right")
+    return {f"confidence_{name}": value for name, value in model.metrics.items()} | {
+        "confidence_direct_bound": model.direct_bound}
+
+
+def isotonic_map():
+    from sklearn.isotonic import IsotonicRegression
+
+    return IsotonicRegression(y_min=0.0, y_max=1.0, out_of_bounds="clip")
 
 
 def direct_bound(confidences: list[float], rights: list[bool], precision: float) -> float:
@@ -123,7 +153,7 @@ def main(argv: list[str] | None = None) -> int:
     saved = reader.model_copy(update={"confidence": model, "adapter": _relative(reader.adapter, args.out or args.reader)})
     saved.save(args.out or args.reader)
     print(json.dumps(model.metrics))
-    print(f"direct at confidence >= {model.direct_bound}; out of fold on these runs:")
+    print(f"direct at confidence >= {model.direct_bound}; held out (five folds) on these runs:")
     print("\n".join(reliability_lines(held_out, [is_right(row["scores"]["token_f1"]) for row in rows])))
     return 0
 

@@ -27,6 +27,7 @@ from deltaseek.optimize.command_options import KEEP_PROMPTS, RESULTS_DIR
 from deltaseek.optimize.compile import OPTIMIZERS, compile_program
 from deltaseek.optimize.evaluate import load_dataset
 from deltaseek.optimize.evaluation_report import EvalReport, format_comparison, format_report
+from deltaseek.optimize.fit_confidence import fit_into
 from deltaseek.optimize.labeled_data import SPLITS, split
 from deltaseek.optimize.run_tracking import (TrackingOptions, evaluate_nested, log_dataset, log_report, positive,
                                              run_params, timestamp, tracked, with_bundled_corpora)
@@ -187,6 +188,9 @@ def optimize_program(dataset: str, optimizer: str, agent: AgentOptions = AgentOp
                 metrics.update({f"{name}_compiled_{metric}": after.means[metric],
                                 f"{name}_lift_{metric}": after.means[metric] - value})
             log_report(tracker, after, f"{name}_compiled")
+        if train_reader and "dev" in held_out:  # the confidence follows the reader: refitted on its dev runs
+            metrics.update(fit_into(compiled, optimized.compiled["dev"].rows, f"the dev split of {dataset}"))
+            save_program(compiled, path)
         tracker.log_metrics(metrics)
         tracker.log_artifact(path, "program")
         log_compiled_model(tracker, compiled, parts[held_out[0]][0].question, register, path)

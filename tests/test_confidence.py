@@ -162,3 +162,14 @@ def test_a_run_carries_its_confidence_and_a_best_guess_says_so(use_lm):
     program.settings = AgentSettings(direct_confidence=0.1)  # a bound an optimizer moved
     with use_lm(scripted_lm(engine)):
         assert program(question="Who built the Orla mill?").answerability == "direct"
+
+
+def test_optimize_refits_the_confidence_on_the_programs_dev_runs_and_saves_it_with_the_program(tmp_path, capsys):
+    program = DeltaSeek(reader=shipped_reader().model_copy(update={"adapter": None, "confidence": None}))
+    figures = fit_confidence.fit_into(program, synthetic_runs(200), "the dev split of mine.jsonl")
+    assert program.reader.confidence is not None and figures["confidence_direct_bound"] == program.reader.confidence.direct_bound
+    program.save(str(tmp_path / "compiled.json"))
+    saved = json.loads((tmp_path / "compiled.json").read_text())["reader"]["confidence"]
+    assert saved["fitted_on"] == {"runs": "the dev split of mine.jsonl"}
+    assert fit_confidence.fit_into(program, synthetic_runs(10), "a small split") == {}
+    assert "not fitted on a small split (10 usable runs" in capsys.readouterr().out
