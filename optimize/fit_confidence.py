@@ -25,6 +25,7 @@ import numpy as np
 
 from deltaseek.errors import DatasetError, ProgramFileError
 from deltaseek.metrics.calibration import expected_calibration_error, is_right, reliability_lines
+from deltaseek.programs.agent.confidence import READ_BY_THE_READER
 from deltaseek.programs.agent.learned_reader.model import (CONFIDENCE_SIGNALS, ConfidenceModel, Linear,
                                                            load_reader)
 
@@ -59,7 +60,8 @@ def signal_matrix(rows: list[dict]) -> np.ndarray:
                      for row in rows])
 
 
-def fit(rows: list[dict], direct_precision: float = 0.75, seed: int = 0) -> tuple[ConfidenceModel, list[float]]:
+def fit(rows: list[dict], direct_precision: float = 0.75, set_aside_right: float = 0.05, method: str = "sigmoid",
+        seed: int = 0) -> tuple[ConfidenceModel, list[float]]:
     """The model fitted on `rows`, and each row's held-out confidence (its fold's, from models fitted on
     the other folds)."""
     from sklearn.linear_model import LogisticRegression
@@ -78,23 +80,25 @@ def fit(rows: list[dict], direct_precision: float = 0.75, seed: int = 0) -> tupl
     # figures below are of questions neither the linear model nor the map saw
     calibrated = np.zeros(len(rows))
     for fitted, held in folds:
-        calibrated[held] = isotonic_map().fit(raw[fitted], y[fitted]).predict(raw[held])
-    isotonic = isotonic_map().fit(raw, y)
+        calibrated[held] = CalibrationMap(method).fit(raw[fitted], y[fitted]).predict(raw[held])
+    calibration = CalibrationMap(method).fit(raw, y)
     logistic.fit(x, y)
     answers = [i for i, row in enumerate(rows) if not row["confidence_signals"].get("abstains")
                and row.get("answerability") != "proxy_only"]
     bound = direct_bound([calibrated[i] for i in answers], [bool(y[i]) for i in answers], direct_precision)
     labelled = [i for i in answers if calibrated[i] >= bound]
+    abstain, abstaining = abstain_bound(rows, list(calibrated), set_aside_right)
     metrics = {"runs": len(rows), "right": int(y.sum()), "held_out_ece": round(float(expected_calibration_error(
                    list(calibrated), list(map(bool, y)))), 4),
                "direct_share": round(len(labelled) / len(rows), 4),
-               "direct_right": round(float(np.mean([y[i] for i in labelled])), 4) if labelled else 0.0}
-    points = sorted(zip(isotonic.X_thresholds_.tolist(), isotonic.y_thresholds_.tolist()))
+               "direct_right": round(float(np.mean([y[i] for i in labelled])), 4) if labelled else 0.0, **abstaining}
+    points = calibration.points()
     model = ConfidenceModel(
         linear=Linear(features=list(CONFIDENCE_SIGNALS), coef=[round(c, 5) for c in logistic.coef_[0]],
                       intercept=round(float(logistic.intercept_[0]), 5)),
         calibration=[(round(a, 5), round(b, 5)) for a, b in points], direct_bound=math.floor(bound * 1e4) / 1e4,
-        direct_precision=direct_precision, metrics=metrics)
+        direct_precision=direct_precision, abstain_bound=abstain, set_aside_right=set_aside_right,
+        metrics=metrics)
     return model, [float(c) for c in calibrated]
 
 
@@ -118,10 +122,75 @@ def fit_into(program, rows: list[dict], where: str) -> dict[str, float]:
         "confidence_direct_bound": model.direct_bound}
 
 
-def isotonic_map():
-    from sklearn.isotonic import IsotonicRegression
+def abstain_bound(rows: list[dict], confidences: list[float], max_right: float) -> tuple[float | None, dict]:
+    """The highest bound under which the reader's spans set aside were right at most `max_right`
+    of the time, and the abstention and false abstention it gives (the runs' own abstentions
+    counted); None where the runs hold no unanswerable question, or no bound keeps to it."""
+    gold = [row.get("gold", {}).get("answerability") for row in rows]
+    unanswerable = [i for i, g in enumerate(gold) if g == "unlikely"]
+    answerable = [i for i, g in enumerate(gold) if g == "direct"]
+    if not unanswerable or not answerable:
+        return None, {}
+    abstained = {i for i, row in enumerate(rows) if row["confidence_signals"].get("abstains")}
+    doubtable = [i for i, row in enumerate(rows) if i not in abstained and row.get("answerability") in (
+        "direct", "unknown") and {"origin_extracted", READ_BY_THE_READER} <= set(row["confidence_signals"])]
 
-    return IsotonicRegression(y_min=0.0, y_max=1.0, out_of_bounds="clip")
+    def set_aside(bound: float) -> list[int]:
+        return [i for i in doubtable if confidences[i] < bound]
+
+    def figures(bound: float) -> dict[str, float]:
+        out = abstained | set(set_aside(bound))
+        return {"abstention": round(sum(i in out for i in unanswerable) / len(unanswerable), 4),
+                "false_abstention": round(sum(i in out for i in answerable) / len(answerable), 4),
+                "set_aside": len(set_aside(bound))}
+
+    chosen = None
+    for bound in sorted({confidences[i] + 1e-6 for i in doubtable}):
+        aside = set_aside(bound)
+        if sum(is_right(rows[i]["scores"]["token_f1"]) for i in aside) <= max_right * len(aside):
+            chosen = bound
+    return (None, figures(0.0)) if chosen is None else (round(chosen, 6), figures(chosen))
+
+
+class CalibrationMap:
+    """The map from the linear model's probability to a calibrated one: Platt's sigmoid over its
+    logit (`sigmoid`: smooth, two numbers, steady on a few hundred runs) or an isotonic regression
+    (`isotonic`: any rising shape, steps that move with every run added). Saved as points."""
+
+    def __init__(self, method: str = "sigmoid"):
+        if method not in ("sigmoid", "isotonic"):
+            raise ValueError(f"calibration {method!r}: choose sigmoid or isotonic")
+        self.method = method
+
+    def fit(self, raw: np.ndarray, y: np.ndarray) -> "CalibrationMap":
+        from sklearn.isotonic import IsotonicRegression
+        from sklearn.linear_model import LogisticRegression
+
+        if self.method == "isotonic":
+            self.model = IsotonicRegression(y_min=0.0, y_max=1.0, out_of_bounds="clip").fit(raw, y)
+        else:
+            self.model = LogisticRegression(C=1e4).fit(_logit(raw), y)
+        return self
+
+    def predict(self, raw: np.ndarray) -> np.ndarray:
+        if self.method == "isotonic":
+            return self.model.predict(raw)
+        return self.model.predict_proba(_logit(raw))[:, 1]
+
+    def points(self) -> list[tuple[float, float]]:
+        """The map as rising points, linear between them."""
+        if self.method == "isotonic":
+            xs, ys = self.model.X_thresholds_, self.model.y_thresholds_
+        else:
+            xs = np.linspace(0.0, 1.0, 201)
+            ys = self.predict(xs)
+        ys = np.maximum.accumulate(np.clip(ys, 0.0, 1.0))  # a sigmoid fitted falling would say less for more
+        return [(round(float(a), 5), round(float(b), 5)) for a, b in zip(xs, ys)]
+
+
+def _logit(p: np.ndarray) -> np.ndarray:
+    p = np.clip(np.asarray(p, dtype=float), 1e-6, 1 - 1e-6)
+    return np.log(p / (1 - p)).reshape(-1, 1)
 
 
 def direct_bound(confidences: list[float], rights: list[bool], precision: float) -> float:
@@ -139,13 +208,18 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--runs", action="append", required=True, help="an evaluation results file (repeatable)")
     parser.add_argument("--reader", default="programs/compiled/reader.json", help="the reader file to save it in")
     parser.add_argument("--out", help="where to write the reader (default: over --reader)")
+    parser.add_argument("--calibration", choices=("sigmoid", "isotonic"), default="sigmoid",
+                        help="Platt's sigmoid (default) or an isotonic regression")
+    parser.add_argument("--set-aside-right", type=float, default=0.05,
+                        help="the most of the reader's spans set aside for a low confidence that may have been "
+                             "right on these runs (default 0.05)")
     parser.add_argument("--direct-precision", type=float, default=0.75,
                         help="the share of direct answers that must be right on these runs (default 0.75)")
     args = parser.parse_args(argv)
     try:
         reader = load_reader(args.reader)
         rows = read_runs(args.runs)
-        model, held_out = fit(rows, args.direct_precision)
+        model, held_out = fit(rows, args.direct_precision, args.set_aside_right, args.calibration)
     except (DatasetError, ProgramFileError, OSError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
@@ -153,7 +227,8 @@ def main(argv: list[str] | None = None) -> int:
     saved = reader.model_copy(update={"confidence": model, "adapter": _relative(reader.adapter, args.out or args.reader)})
     saved.save(args.out or args.reader)
     print(json.dumps(model.metrics))
-    print(f"direct at confidence >= {model.direct_bound}; held out (five folds) on these runs:")
+    print(f"direct at confidence >= {model.direct_bound}; the reader's spans set aside below {model.abstain_bound}")
+    print("held out (five folds) on these runs:")
     print("\n".join(reliability_lines(held_out, [is_right(row["scores"]["token_f1"]) for row in rows])))
     return 0
 

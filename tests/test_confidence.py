@@ -173,3 +173,49 @@ def test_optimize_refits_the_confidence_on_the_programs_dev_runs_and_saves_it_wi
     assert saved["fitted_on"] == {"runs": "the dev split of mine.jsonl"}
     assert fit_confidence.fit_into(program, synthetic_runs(10), "a small split") == {}
     assert "not fitted on a small split (10 usable runs" in capsys.readouterr().out
+
+
+def settled(final: FinalAnswer, span: Extracted, model: ConfidenceModel, **settings):
+    from deltaseek.programs.agent.confidence import settle
+
+    pad = pad_with("Who built the Orla mill?", MILL[0].text)
+    reader = shipped_reader().model_copy(update={"adapter": None, "confidence": model})
+    return settle(pad, final, Reading(spans=[span], answerability="direct"), Proposal("", [], [], [], None, asked=False),
+                  [], False, reader, AgentSettings(**settings))
+
+
+def test_a_span_the_reader_doubts_below_the_abstain_bound_is_set_aside_for_its_sentence():
+    span = Extracted("Tave", MILL[0].text, "p0", "place", 1.0, 0.2, 0.1, {"ranker_share": 0.3})
+    model = confidence_model(bound=0.99).model_copy(update={"abstain_bound": 0.9})  # the span's confidence: 0.8
+    final, confidence, signals, caveat = settled(FinalAnswer("Tave", "extracted", ["p0"], "direct"), span, model)
+    assert final.origin == "evidence" and final.answerability == "unlikely"
+    assert "do not state the answer for sure" in final.text and MILL[0].text in final.text  # the closest evidence
+    assert caveat.startswith('The reader\'s span "Tave" was set aside') and signals["abstains"] == 1.0
+    # set in the settings, the bound moves: at 0.01 the span stands, as a best guess below direct's 0.99
+    final, _, _, caveat = settled(FinalAnswer("Tave", "extracted", ["p0"], "direct"), span, model,
+                                  abstain_confidence=0.01)
+    assert (final.text, final.answerability) == ("Tave", "unknown") and caveat.startswith("A best guess")
+
+
+def test_the_models_answer_is_never_set_aside_for_a_low_confidence():
+    span = Extracted("Tave", MILL[0].text, "p0", "place", 1.0, 0.2, 0.1, {"ranker_share": 0.3})
+    model = confidence_model(bound=0.9).model_copy(update={"abstain_bound": 0.99})
+    final, _, _, caveat = settled(FinalAnswer("Ada Lind", "lm", ["p0"], "direct"), span, model)
+    assert (final.text, final.origin, final.answerability) == ("Ada Lind", "lm", "unknown")  # shown, as a best guess
+
+
+def test_the_abstain_bound_sets_aside_only_spans_that_were_almost_never_right():
+    rows, confidences = [], []
+    for i in range(100):
+        unanswerable = i < 30
+        confidence = 0.02 if unanswerable or i < 40 else 0.5
+        right = not unanswerable and (i == 35 or i >= 70)  # one low span of the ten was right
+        rows.append({"gold": {"answerability": "unlikely" if unanswerable else "direct"}, "answerability": "direct",
+                     "scores": {"token_f1": float(right)},
+                     "confidence_signals": {"origin_extracted": 1.0, "ranker_share": 0.4}})
+        confidences.append(confidence)
+    bound, figures = fit_confidence.abstain_bound(rows, confidences, max_right=0.05)
+    assert 0.02 < bound < 0.5 and figures == {"abstention": 1.0, "false_abstention": round(10 / 70, 4), "set_aside": 40}
+    assert fit_confidence.abstain_bound(rows, confidences, max_right=0.0)[0] is None  # 1 of 40 was right
+    answerable_only = [dict(r, gold={"answerability": "direct"}) for r in rows]
+    assert fit_confidence.abstain_bound(answerable_only, confidences, 0.05) == (None, {})

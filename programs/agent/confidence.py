@@ -14,11 +14,12 @@ from __future__ import annotations
 import math
 import re
 
-from deltaseek.programs.agent.answer import FinalAnswer, Proposal
+from deltaseek.programs.agent.answer import FinalAnswer, Proposal, program_answer
 from deltaseek.programs.agent.checks import is_abstention
 from deltaseek.programs.agent.evidence import Reading
 from deltaseek.programs.agent.learned_reader import ReaderModel, expected_answer_types, sentences
 from deltaseek.programs.agent.scratchpad import Scratchpad
+from deltaseek.programs.agent.settings import AgentSettings
 from deltaseek.programs.text import fold_accents, meaningful_tokens
 
 
@@ -54,6 +55,41 @@ def answer_signals(pad: Scratchpad, final: FinalAnswer, reading: Reading, propos
         if proposal.asked and proposal.answer:
             values["model_agrees_reader"] = _share(_words(read.span), set(_words(proposal.answer)))
     return {name: round(v, 4) for name, v in values.items() if v}
+
+
+READ_BY_THE_READER = "ranker_share"
+"""The signal every span the ranker (or the adapter beside it) read carries, and no comparison,
+description or restated span does: only such spans can be set aside for a low confidence."""
+
+
+def settle(pad: Scratchpad, final: FinalAnswer, reading: Reading, proposal: Proposal, missing_subjects: list[str],
+           stopped_early: bool, reader: ReaderModel,
+           settings: AgentSettings) -> tuple[FinalAnswer, float | None, dict[str, float], str | None]:
+    """The final answer as its confidence leaves it, the confidence, its signals, and the caveat
+    saying what the confidence changed. A span the reader read (not the model's answer) whose
+    confidence is below the abstain bound is taken as no answer: the facts read are said not to
+    state it, the span's sentence quoted as the closest evidence. Otherwise the label follows the
+    confidence (`follow_confidence`)."""
+    signals = answer_signals(pad, final, reading, proposal, missing_subjects, stopped_early)
+    confidence = confidence_of(reader, signals)
+    model = reader.confidence
+    abstain = _setting(settings.abstain_confidence, model.abstain_bound if model else None)
+    read_spans = [e for e in reading.spans if READ_BY_THE_READER in e.signals]
+    if (confidence is not None and abstain is not None and confidence < abstain and final.origin == "extracted"
+            and read_spans and final.answerability in ("direct", "unknown")):
+        caveat = (f"The reader's span \"{final.text}\" was set aside: the program's confidence in it is "
+                  f"{confidence:.0%}, below the {abstain:.0%} under which it takes the passages not to state the answer.")
+        doubted = program_answer(pad, Reading(unsure=[*reading.spans, *reading.unsure], answerability="unlikely"))
+        doubted.replaced_because = final.replaced_because
+        signals = answer_signals(pad, doubted, reading, proposal, missing_subjects, stopped_early)
+        return doubted, confidence_of(reader, signals), signals, caveat
+    direct = _setting(settings.direct_confidence, model.direct_bound if model else None)
+    return final, confidence, signals, follow_confidence(final, confidence, direct)
+
+
+def _setting(value: float | None, fitted: float | None) -> float | None:
+    """A bound set in the settings, else the one the confidence model was fitted with."""
+    return value if value is not None else fitted
 
 
 def confidence_of(reader: ReaderModel, signals: dict[str, float]) -> float | None:

@@ -15,7 +15,7 @@ from deltaseek.programs.agent import guardrails as guard
 from deltaseek.programs.agent.answer import (FinalAnswer, Proposal, cannot_deny, model_answer, program_answer,
                                              state_caveats)
 from deltaseek.programs.agent.checks import answer_failure, is_abstention
-from deltaseek.programs.agent.confidence import answer_signals, confidence_of, follow_confidence
+from deltaseek.programs.agent.confidence import settle
 from deltaseek.programs.agent.evidence import Reading, ambiguous_terms
 from deltaseek.programs.agent.fallbacks import clean_items
 from deltaseek.programs.agent.learned_reader import ReaderModel, expected_answer_types
@@ -68,16 +68,13 @@ def finish(agent: FinishingHost, pad: Scratchpad, stop: StopReason) -> dspy.Pred
     # (a query may be the answer's own name: only the texts of the prompt's own count for the answer)
     given = (*missing, *text.STOP_CAVEATS.values())
     final = final_answer(agent, pad, proposal, reading, missing_subjects, given)
-    signals = answer_signals(pad, final, reading, proposal, missing_subjects, stop in text.INCOMPLETE_STOPS)
-    reader = agent.learned_reader()
-    confidence = confidence_of(reader, signals)
-    bound = agent.settings.direct_confidence if agent.settings.direct_confidence is not None else (
-        reader.confidence.direct_bound if reader.confidence is not None else None)
-    best_guess = follow_confidence(final, confidence, bound)
+    final, confidence, signals, confidence_caveat = settle(pad, final, reading, proposal, missing_subjects,
+                                                           stop in text.INCOMPLETE_STOPS, agent.learned_reader(),
+                                                           agent.settings)
     given_facts = (*given, *pad.tried_queries, pad.question, *(f"[{f.source}] {f.title}: {f.text}" for f in pad.facts))
     # "set aside" needs an answer: a failed or empty synthesis gave none (its fault is named instead)
     caveats = (guard.keep_meaningful(proposal.caveats, pad, agent.reserved_names, given_facts) + lm_fault_caveats(pad)
-               + state_caveats(pad, stop, final, proposal.asked and bool(proposal.answer)) + [best_guess] * bool(best_guess))
+               + state_caveats(pad, stop, final, proposal.asked and bool(proposal.answer)) + [confidence_caveat] * bool(confidence_caveat))
     if final.origin != "evidence" and (values := disagreeing_values(pad.question, pad.facts, agent.learned_reader())):
         caveats.append(f"The passages read disagree on the value asked for: they give {', '.join(values)}.")
     assumptions = (guard.keep_meaningful(proposal.assumptions, pad, agent.reserved_names, given_facts)

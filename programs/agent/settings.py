@@ -93,6 +93,11 @@ class AgentSettings(BaseModel):
                                             "is labelled direct at (below it: a best guess, unknown); None: the "
                                             "bound the reader's confidence model was fitted with.")
 
+    abstain_confidence: float | None = Field(None, ge=0.0, le=1.0, description="Below this confidence the "
+                                             "reader's own span is taken as no answer (unlikely, its sentence "
+                                             "the closest evidence); None: the bound the reader's confidence "
+                                             "model was fitted with.")
+
     def reader_threshold(self, kind: str) -> float:
         """The support a model's answer to this answer type needs to pass the small profile's check."""
         return self.reader_min_confidence_by_type.get(kind, self.reader_min_confidence)

@@ -96,6 +96,13 @@ class ConfidenceModel(BaseModel):
     """The isotonic map as points (the linear model's probability, the calibrated one), increasing."""
     direct_bound: float = Field(ge=0.0, le=1.0)
     direct_precision: float = Field(0.75, ge=0.0, le=1.0)
+    abstain_bound: float | None = Field(None, ge=0.0, le=1.0)
+    """Below this confidence the reader's own span is no answer: the facts read are taken not to
+    hold one (`unlikely`, with the span's sentence as the closest evidence). Chosen on dev as the
+    highest bound under which the spans set aside were right at most `set_aside_right` of the
+    time; None where the dev runs held no unanswerable question to choose it on. A model's answer
+    is never replaced by it: only a named failure replaces the model's answer."""
+    set_aside_right: float = Field(0.05, ge=0.0, le=1.0)
     fitted_on: dict = Field(default_factory=dict)
     metrics: dict = Field(default_factory=dict)
 
