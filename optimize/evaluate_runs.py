@@ -4,7 +4,6 @@ pipelines behind `deltaseek evaluate` and `deltaseek evaluate --compare A B`, ea
 from __future__ import annotations
 
 import json
-from dataclasses import replace
 from pathlib import Path
 
 from deltaseek.errors import UsageError
