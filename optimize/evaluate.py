@@ -43,8 +43,8 @@ from deltaseek.programs.agent import run_question
 from deltaseek.programs.agent.lm_faults import describe_faults
 from deltaseek.programs.lm import is_fatal_lm_error
 
-RECORD_FIELDS = ("answer", "answerability", "confidence", "confidence_signals", "caveats", "assumptions", "stop_reason", "answer_origin", "steps",
-                 "tool_calls", "sources", "lm_calls", "tokens", "seconds", "lm_faults")
+RECORD_FIELDS = ("answer", "answerability", "confidence", "confidence_signals", "profile", "caveats", "assumptions",
+                 "stop_reason", "answer_origin", "steps", "tool_calls", "sources", "lm_calls", "tokens", "seconds", "lm_faults")
 LABEL_FIELDS = ("id", "question", "answer", "aliases", "answerability", "split", "corpus")
 """What an example's row of the dataset input holds (MLflow's digest is over these)."""
 

@@ -93,12 +93,15 @@ def fit(rows: list[dict], direct_precision: float = 0.75, set_aside_right: float
                "direct_share": round(len(labelled) / len(rows), 4),
                "direct_right": round(float(np.mean([y[i] for i in labelled])), 4) if labelled else 0.0, **abstaining}
     points = calibration.points()
+    profiles = {row.get("profile") or "small" for row in rows}  # runs before records named it: the embedded model's
+    if len(profiles) > 1:
+        raise DatasetError(f"runs of the profiles {', '.join(sorted(profiles))}: fit one model per profile")
     model = ConfidenceModel(
         linear=Linear(features=list(CONFIDENCE_SIGNALS), coef=[round(c, 5) for c in logistic.coef_[0]],
                       intercept=round(float(logistic.intercept_[0]), 5)),
         calibration=[(round(a, 5), round(b, 5)) for a, b in points], direct_bound=math.floor(bound * 1e4) / 1e4,
         direct_precision=direct_precision, abstain_bound=abstain, set_aside_right=set_aside_right,
-        metrics=metrics)
+        metrics=metrics, profile=profiles.pop())
     return model, [float(c) for c in calibrated]
 
 

@@ -26,15 +26,16 @@ MILL = [Passage("orla-mill", "Orla mill", "The Orla mill was built by Ada Lind i
         Passage("lind", "Ada Lind", "Ada Lind was an engineer. Ada Lind built mills.")]
 
 
-def confidence_model(bound: float = 0.5, weight: float = 4.0) -> ConfidenceModel:
-    """A model whose confidence rises with the reader's agreement with the answer."""
+def confidence_model(bound: float = 0.5, weight: float = 4.0, profile: str = "small") -> ConfidenceModel:
+    """A model whose confidence rises with the reader's agreement with the answer, fitted on runs
+    of `profile`."""
     coef = [weight if name == "answer_is_read_span" else 0.0 for name in CONFIDENCE_SIGNALS]
     return ConfidenceModel(linear=Linear(features=list(CONFIDENCE_SIGNALS), coef=coef, intercept=-2.0),
-                           calibration=[(0.0, 0.05), (0.5, 0.5), (1.0, 0.9)], direct_bound=bound)
+                           calibration=[(0.0, 0.05), (0.5, 0.5), (1.0, 0.9)], direct_bound=bound, profile=profile)
 
 
 def pad_with(question: str, *texts: str) -> Scratchpad:
-    pad = Scratchpad(question=question)
+    pad = Scratchpad(question=question, profile="small")
     pad.facts = [Fact(source=f"p{i}", title=f"P{i}", text=t, step=1) for i, t in enumerate(texts)]
     return pad
 
@@ -149,7 +150,8 @@ def test_reliability_bins_and_calibration_error_by_hand():
 
 
 def test_a_run_carries_its_confidence_and_a_best_guess_says_so(use_lm):
-    reader = shipped_reader().model_copy(update={"adapter": None, "confidence": confidence_model(bound=0.95)})
+    model = confidence_model(bound=0.95, profile="capable")  # the scripted model's runs are capable ones
+    reader = shipped_reader().model_copy(update={"adapter": None, "confidence": model})
     engine = ScriptedEngine(classify=classify("lookup"), step=lambda _: step("Orla mill built"),
                             synthesize=lambda _: synth("Ada Lind"))
     program = DeltaSeek(tools=[LocalCorpusSearch(CorpusIndex.build(MILL))], settings=AgentSettings(), reader=reader)
@@ -162,6 +164,10 @@ def test_a_run_carries_its_confidence_and_a_best_guess_says_so(use_lm):
     program.settings = AgentSettings(direct_confidence=0.1)  # a bound an optimizer moved
     with use_lm(scripted_lm(engine)):
         assert program(question="Who built the Orla mill?").answerability == "direct"
+    program.reader = reader.model_copy(update={"confidence": confidence_model(bound=0.95, profile="small")})
+    with use_lm(scripted_lm(engine)):  # a model fitted on another profile's runs says nothing of this one's
+        pred = program(question="Who built the Orla mill?")
+    assert pred.confidence is None and pred.answerability == "direct"
 
 
 def test_optimize_refits_the_confidence_on_the_programs_dev_runs_and_saves_it_with_the_program(tmp_path, capsys):

@@ -71,11 +71,13 @@ def settle(pad: Scratchpad, final: FinalAnswer, reading: Reading, proposal: Prop
     state it, the span's sentence quoted as the closest evidence. Otherwise the label follows the
     confidence (`follow_confidence`)."""
     signals = answer_signals(pad, final, reading, proposal, missing_subjects, stopped_early)
+    model = reader.confidence if reader.confidence and reader.confidence.profile == pad.profile else None
+    if model is None:
+        return final, None, signals, None
     confidence = confidence_of(reader, signals)
-    model = reader.confidence
-    abstain = _setting(settings.abstain_confidence, model.abstain_bound if model else None)
+    abstain = _setting(settings.abstain_confidence, model.abstain_bound)
     read_spans = [e for e in reading.spans if READ_BY_THE_READER in e.signals]
-    if (confidence is not None and abstain is not None and confidence < abstain and final.origin == "extracted"
+    if (abstain is not None and confidence < abstain and final.origin == "extracted"
             and read_spans and final.answerability in ("direct", "unknown")):
         caveat = (f"The reader's span \"{final.text}\" was set aside: the program's confidence in it is "
                   f"{confidence:.0%}, below the {abstain:.0%} under which it takes the passages not to state the answer.")
@@ -83,7 +85,7 @@ def settle(pad: Scratchpad, final: FinalAnswer, reading: Reading, proposal: Prop
         doubted.replaced_because = final.replaced_because
         signals = answer_signals(pad, doubted, reading, proposal, missing_subjects, stopped_early)
         return doubted, confidence_of(reader, signals), signals, caveat
-    direct = _setting(settings.direct_confidence, model.direct_bound if model else None)
+    direct = _setting(settings.direct_confidence, model.direct_bound)
     return final, confidence, signals, follow_confidence(final, confidence, direct)
 
 

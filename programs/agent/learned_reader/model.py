@@ -103,6 +103,10 @@ class ConfidenceModel(BaseModel):
     time; None where the dev runs held no unanswerable question to choose it on. A model's answer
     is never replaced by it: only a named failure replaces the model's answer."""
     set_aside_right: float = Field(0.05, ge=0.0, le=1.0)
+    profile: str = "small"
+    """The profile of the runs it was fitted on: a run of another profile (a capable model's, whose
+    answers are right far more often) carries no confidence rather than one calibrated on another
+    model's answers, and keeps its labels."""
     fitted_on: dict = Field(default_factory=dict)
     metrics: dict = Field(default_factory=dict)
 
