@@ -51,7 +51,7 @@ def read_runs(paths: list[str]) -> list[dict]:
                     raise DatasetError(f"{path}:{number}: a test-split run; fit on dev or train runs only")
                 if row.get("error") or not isinstance(row.get("confidence_signals"), dict):
                     continue  # a crashed run, or one from before runs recorded their signals
-                rows.append(row)
+                rows.append({**row, "source": path})
     return rows
 
 
@@ -60,7 +60,7 @@ def signal_matrix(rows: list[dict]) -> np.ndarray:
                      for row in rows])
 
 
-def fit(rows: list[dict], direct_precision: float = 0.75, set_aside_right: float = 0.05, method: str = "sigmoid",
+def fit(rows: list[dict], direct_precision: float = 0.75, max_false_abstention: float = 0.20, method: str = "sigmoid",
         seed: int = 0) -> tuple[ConfidenceModel, list[float]]:
     """The model fitted on `rows`, and each row's held-out confidence (its fold's, from models fitted on
     the other folds)."""
@@ -87,7 +87,7 @@ def fit(rows: list[dict], direct_precision: float = 0.75, set_aside_right: float
                and row.get("answerability") != "proxy_only"]
     bound = direct_bound([calibrated[i] for i in answers], [bool(y[i]) for i in answers], direct_precision)
     labelled = [i for i in answers if calibrated[i] >= bound]
-    abstain, abstaining = abstain_bound(rows, list(calibrated), set_aside_right)
+    abstain, abstaining = abstain_bound(rows, list(calibrated), max_false_abstention)
     metrics = {"runs": len(rows), "right": int(y.sum()), "held_out_ece": round(float(expected_calibration_error(
                    list(calibrated), list(map(bool, y)))), 4),
                "direct_share": round(len(labelled) / len(rows), 4),
@@ -100,7 +100,7 @@ def fit(rows: list[dict], direct_precision: float = 0.75, set_aside_right: float
         linear=Linear(features=list(CONFIDENCE_SIGNALS), coef=[round(c, 5) for c in logistic.coef_[0]],
                       intercept=round(float(logistic.intercept_[0]), 5)),
         calibration=[(round(a, 5), round(b, 5)) for a, b in points], direct_bound=math.floor(bound * 1e4) / 1e4,
-        direct_precision=direct_precision, abstain_bound=abstain, set_aside_right=set_aside_right,
+        direct_precision=direct_precision, abstain_bound=abstain, max_false_abstention=max_false_abstention,
         metrics=metrics, profile=profiles.pop())
     return model, [float(c) for c in calibrated]
 
@@ -125,32 +125,32 @@ def fit_into(program, rows: list[dict], where: str) -> dict[str, float]:
         "confidence_direct_bound": model.direct_bound}
 
 
-def abstain_bound(rows: list[dict], confidences: list[float], max_right: float) -> tuple[float | None, dict]:
-    """The highest bound under which the reader's spans set aside were right at most `max_right`
-    of the time, and the abstention and false abstention it gives (the runs' own abstentions
-    counted); None where the runs hold no unanswerable question, or no bound keeps to it."""
+def abstain_bound(rows: list[dict], confidences: list[float], max_false: float) -> tuple[float | None, dict]:
+    """The highest bound under which setting the reader's spans aside keeps the false abstention
+    within `max_false` (the runs' own abstentions counted), and the abstention, false abstention
+    and spans set aside there. Both are measured on the runs of the sets holding unanswerable
+    questions (`source` of each row): a set with none, two-hop questions say, tells nothing of
+    the trade between them. None where no set holds one, or no bound keeps to it."""
     gold = [row.get("gold", {}).get("answerability") for row in rows]
+    mixed = {row.get("source") for row, g in zip(rows, gold) if g == "unlikely"}
     unanswerable = [i for i, g in enumerate(gold) if g == "unlikely"]
-    answerable = [i for i, g in enumerate(gold) if g == "direct"]
+    answerable = [i for i, g in enumerate(gold) if g == "direct" and rows[i].get("source") in mixed]
     if not unanswerable or not answerable:
         return None, {}
     abstained = {i for i, row in enumerate(rows) if row["confidence_signals"].get("abstains")}
     doubtable = [i for i, row in enumerate(rows) if i not in abstained and row.get("answerability") in (
         "direct", "unknown") and {"origin_extracted", READ_BY_THE_READER} <= set(row["confidence_signals"])]
 
-    def set_aside(bound: float) -> list[int]:
-        return [i for i in doubtable if confidences[i] < bound]
-
     def figures(bound: float) -> dict[str, float]:
-        out = abstained | set(set_aside(bound))
+        aside = {i for i in doubtable if confidences[i] < bound}
+        out = abstained | aside
         return {"abstention": round(sum(i in out for i in unanswerable) / len(unanswerable), 4),
                 "false_abstention": round(sum(i in out for i in answerable) / len(answerable), 4),
-                "set_aside": len(set_aside(bound))}
+                "set_aside": len(aside)}
 
     chosen = None
     for bound in sorted({confidences[i] + 1e-6 for i in doubtable}):
-        aside = set_aside(bound)
-        if sum(is_right(rows[i]["scores"]["token_f1"]) for i in aside) <= max_right * len(aside):
+        if figures(bound)["false_abstention"] <= max_false:
             chosen = bound
     return (None, figures(0.0)) if chosen is None else (round(chosen, 6), figures(chosen))
 
@@ -213,16 +213,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", help="where to write the reader (default: over --reader)")
     parser.add_argument("--calibration", choices=("sigmoid", "isotonic"), default="sigmoid",
                         help="Platt's sigmoid (default) or an isotonic regression")
-    parser.add_argument("--set-aside-right", type=float, default=0.05,
-                        help="the most of the reader's spans set aside for a low confidence that may have been "
-                             "right on these runs (default 0.05)")
+    parser.add_argument("--max-false-abstention", type=float, default=0.20,
+                        help="the false abstention the abstain bound may reach on the runs of sets holding "
+                             "unanswerable questions (default 0.20)")
     parser.add_argument("--direct-precision", type=float, default=0.75,
                         help="the share of direct answers that must be right on these runs (default 0.75)")
     args = parser.parse_args(argv)
     try:
         reader = load_reader(args.reader)
         rows = read_runs(args.runs)
-        model, held_out = fit(rows, args.direct_precision, args.set_aside_right, args.calibration)
+        model, held_out = fit(rows, args.direct_precision, args.max_false_abstention, args.calibration)
     except (DatasetError, ProgramFileError, OSError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2

@@ -210,18 +210,19 @@ def test_the_models_answer_is_never_set_aside_for_a_low_confidence():
     assert (final.text, final.origin, final.answerability) == ("Ada Lind", "lm", "unknown")  # shown, as a best guess
 
 
-def test_the_abstain_bound_sets_aside_only_spans_that_were_almost_never_right():
+def test_the_abstain_bound_is_the_highest_whose_false_abstention_stays_within_the_limit():
     rows, confidences = [], []
-    for i in range(100):
+    for i in range(100):  # 30 unanswerable at 0.02; answerable ones at 0.05 (10 of them) and 0.5 (60)
         unanswerable = i < 30
-        confidence = 0.02 if unanswerable or i < 40 else 0.5
-        right = not unanswerable and (i == 35 or i >= 70)  # one low span of the ten was right
         rows.append({"gold": {"answerability": "unlikely" if unanswerable else "direct"}, "answerability": "direct",
-                     "scores": {"token_f1": float(right)},
+                     "scores": {"token_f1": float(i >= 40)}, "source": "squad.jsonl",
                      "confidence_signals": {"origin_extracted": 1.0, "ranker_share": 0.4}})
-        confidences.append(confidence)
-    bound, figures = fit_confidence.abstain_bound(rows, confidences, max_right=0.05)
-    assert 0.02 < bound < 0.5 and figures == {"abstention": 1.0, "false_abstention": round(10 / 70, 4), "set_aside": 40}
-    assert fit_confidence.abstain_bound(rows, confidences, max_right=0.0)[0] is None  # 1 of 40 was right
-    answerable_only = [dict(r, gold={"answerability": "direct"}) for r in rows]
-    assert fit_confidence.abstain_bound(answerable_only, confidences, 0.05) == (None, {})
+        confidences.append(0.02 if unanswerable else 0.05 if i < 40 else 0.5)
+    bound, figures = fit_confidence.abstain_bound(rows, confidences, max_false=0.15)
+    assert 0.05 < bound < 0.5 and figures == {"abstention": 1.0, "false_abstention": round(10 / 70, 4), "set_aside": 40}
+    bound, figures = fit_confidence.abstain_bound(rows, confidences, max_false=0.10)
+    assert 0.02 < bound <= 0.05 and figures["false_abstention"] == 0.0 and figures["set_aside"] == 30
+    # a set with no unanswerable question (two-hop questions) says nothing of the trade: not counted
+    two_hop = [dict(r, gold={"answerability": "direct"}, source="hotpot.jsonl") for r in rows[30:]]
+    assert fit_confidence.abstain_bound(rows + two_hop, confidences + confidences[30:], 0.10)[1]["false_abstention"] == 0.0
+    assert fit_confidence.abstain_bound(two_hop, confidences[30:], 0.10) == (None, {})

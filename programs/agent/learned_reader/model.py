@@ -99,10 +99,10 @@ class ConfidenceModel(BaseModel):
     abstain_bound: float | None = Field(None, ge=0.0, le=1.0)
     """Below this confidence the reader's own span is no answer: the facts read are taken not to
     hold one (`unlikely`, with the span's sentence as the closest evidence). Chosen on dev as the
-    highest bound under which the spans set aside were right at most `set_aside_right` of the
-    time; None where the dev runs held no unanswerable question to choose it on. A model's answer
-    is never replaced by it: only a named failure replaces the model's answer."""
-    set_aside_right: float = Field(0.05, ge=0.0, le=1.0)
+    highest bound whose false abstention on answerable questions stays within
+    `max_false_abstention`; None where the dev runs held no unanswerable question to choose it on.
+    A model's answer is never replaced by it: only a named failure replaces the model's answer."""
+    max_false_abstention: float = Field(0.20, ge=0.0, le=1.0)
     profile: str = "small"
     """The profile of the runs it was fitted on: a run of another profile (a capable model's, whose
     answers are right far more often) carries no confidence rather than one calibrated on another
