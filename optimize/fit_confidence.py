@@ -226,7 +226,8 @@ def main(argv: list[str] | None = None) -> int:
     except (DatasetError, ProgramFileError, OSError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
-    model = model.model_copy(update={"fitted_on": {"runs": args.runs, "command": " ".join(sys.argv)}})
+    command = " ".join(["python -m deltaseek.optimize.fit_confidence", *(sys.argv[1:] if argv is None else argv)])
+    model = model.model_copy(update={"fitted_on": {"runs": args.runs, "command": command}})
     saved = reader.model_copy(update={"confidence": model, "adapter": _relative(reader.adapter, args.out or args.reader)})
     saved.save(args.out or args.reader)
     print(json.dumps(model.metrics))
