@@ -100,3 +100,15 @@ class ScriptedWeb(SearchTool):
     def search(self, query: str) -> ToolResult:
         self.calls += 1
         return self.respond(query, self.calls)
+
+
+def followed_label(pred, label: str = "direct") -> str:
+    """The label a run gives an answer its reading calls `label`: a `direct` one stays direct at or
+    above the confidence model's bound and is a best guess (`unknown`) below it (a run with no
+    confidence, a capable profile's, keeps it)."""
+    from deltaseek.programs.agent.learned_reader import shipped_reader
+
+    confidence = pred["confidence"] if isinstance(pred, dict) else pred.confidence
+    if label != "direct" or confidence is None:
+        return label
+    return "direct" if confidence >= shipped_reader().confidence.direct_bound else "unknown"

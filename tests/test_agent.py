@@ -9,7 +9,7 @@ from deltaseek.programs.agent import guardrails as guard
 from deltaseek.programs.text import named_entities
 from deltaseek.programs.index import CorpusIndex, Passage
 from deltaseek.programs.tools import LocalCorpusSearch, ToolResult, ToolStatus
-from tests.scripted import ScriptedEngine, ScriptedWeb, classify, scripted_lm, step, synth
+from tests.scripted import ScriptedEngine, ScriptedWeb, classify, followed_label, scripted_lm, step, synth
 
 STUCK_QUERY = "current adoption rates Ollama vs Llama.cpp"
 MAG7 = "What is the current rate of adoption for Ollama vs llama.cpp in the magnificent 7?"
@@ -118,7 +118,7 @@ def test_a_search_for_a_misspelt_name_that_finds_nothing_does_not_end_the_run(us
     ran = executed(pred)
     assert ran[0]["args"]["query"] == "Whitnesh river town" and ran[0]["status"] == "no_results"
     assert len(ran) >= 2 and ran[1]["result_count"] > 0, ran
-    assert "Leam" in pred.answer and pred.answerability == "direct", (pred.answer, pred.answerability)
+    assert "Leam" in pred.answer and pred.answerability == followed_label(pred), (pred.answer, pred.answerability)
 
 
 def rate_limited_web() -> ScriptedWeb:
@@ -192,7 +192,7 @@ def test_an_unusable_lm_still_yields_an_answer_with_the_reason(bundled_index, us
     # queries, then the reader's answer; an unusable model is never reported as "unlikely".
     calls = executed(pred)
     assert calls and all(c["origin"] in ("program", "tool_first") for c in calls)
-    assert "Tressel" in pred.answer and pred.answerability == "direct"
+    assert "Tressel" in pred.answer and pred.answerability == followed_label(pred)
     assert pred.scratchpad.steps[2].note.endswith("the program goes on with its own moves")
 
 

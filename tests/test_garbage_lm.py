@@ -10,7 +10,7 @@ import pytest
 from deltaseek import DeltaSeek
 from deltaseek.programs.agent import guardrails as guard
 from deltaseek.programs.tools import LocalCorpusSearch
-from tests.scripted import ScriptedEngine, scripted_lm, step, synth
+from tests.scripted import ScriptedEngine, followed_label, scripted_lm, step, synth
 
 JUNK_QUERIES = ["2018-2022", "#4", "3.0.0.0.0.0.0.0.0", "not found", "1", "search_corpus", "query", "unlikely"]
 JUNK_ITEMS = ["2018-2022", "search_corpus", "sources", "Not supplied for this particular example.", "Assumptions",
@@ -68,7 +68,11 @@ def test_the_guardrails_reach_the_answer_whatever_the_model_says(question, expec
     names = DeltaSeek(tools=[LocalCorpusSearch(bundled_index)]).reserved_names
     assert_no_echo(pred, names)
     assert all(e in pred.answer for e in expected), pred.answer
-    assert pred.answerability == "direct" and pred.answer_origin == "extracted"
+    if any("was set aside" in c for c in pred.caveats):
+        # the reader's span had a confidence under the abstain bound: its sentence is quoted instead
+        assert pred.answerability == "unlikely" and pred.answer_origin == "evidence"
+    else:
+        assert pred.answerability == followed_label(pred) and pred.answer_origin == "extracted"
     assert any(c["origin"] == "program" and c["proposed"] for c in pred.tool_calls)  # the replacement is recorded
 
 

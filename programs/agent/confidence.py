@@ -80,7 +80,7 @@ def settle(pad: Scratchpad, final: FinalAnswer, reading: Reading, proposal: Prop
     if (abstain is not None and confidence < abstain and final.origin == "extracted"
             and read_spans and final.answerability in ("direct", "unknown")):
         caveat = (f"The reader's span \"{final.text}\" was set aside: the program's confidence in it is "
-                  f"{confidence:.0%}, below the {abstain:.0%} under which it takes the passages not to state the answer.")
+                  f"{confidence:.1%}, below the {abstain:.1%} under which it takes the passages not to state the answer.")
         doubted = program_answer(pad, Reading(unsure=[*reading.spans, *reading.unsure], answerability="unlikely"))
         doubted.replaced_because = final.replaced_because
         signals = answer_signals(pad, doubted, reading, proposal, missing_subjects, stopped_early)
