@@ -25,6 +25,7 @@ import numpy as np
 
 from deltaseek.errors import DatasetError, ProgramFileError
 from deltaseek.metrics.calibration import expected_calibration_error, is_right, reliability_lines
+from deltaseek.optimize.results_file import numbered_rows
 from deltaseek.programs.agent.confidence import READ_BY_THE_READER
 from deltaseek.programs.agent.learned_reader.model import (CONFIDENCE_SIGNALS, ConfidenceModel, Linear,
                                                            load_reader)
@@ -39,19 +40,12 @@ def read_runs(paths: list[str]) -> list[dict]:
     refused, for the confidence is then measured on what it was fitted on."""
     rows = []
     for path in paths:
-        with open(path, encoding="utf-8") as handle:
-            for number, line in enumerate(handle, 1):
-                if not line.strip():
-                    continue
-                try:
-                    row = json.loads(line)
-                except json.JSONDecodeError as exc:
-                    raise DatasetError(f"{path}:{number}: not a JSON row ({exc.msg})") from None
-                if row.get("split") == "test":
-                    raise DatasetError(f"{path}:{number}: a test-split run; fit on dev or train runs only")
-                if row.get("error") or not isinstance(row.get("confidence_signals"), dict):
-                    continue  # a crashed run, or one from before runs recorded their signals
-                rows.append({**row, "source": path})
+        for number, row in numbered_rows(path):
+            if row.get("split") == "test":
+                raise DatasetError(f"{path}:{number}: a test-split run; fit on dev or train runs only")
+            if row.get("error") or not isinstance(row.get("confidence_signals"), dict):
+                continue  # a crashed run, or one from before runs recorded their signals
+            rows.append({**row, "source": path})
     return rows
 
 

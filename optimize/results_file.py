@@ -19,6 +19,21 @@ from deltaseek.files import unwritable_reason, write_text_atomically
 from deltaseek.optimize.evaluation_report import METRICS
 
 
+def numbered_rows(path: str | Path):
+    """Each row of a JSONL results file with its line number (blank lines skipped); DatasetError
+    naming the file and line of a row that is not JSON."""
+    from deltaseek.errors import DatasetError
+
+    with open(path, encoding="utf-8") as handle:
+        for number, line in enumerate(handle, 1):
+            if not line.strip():
+                continue
+            try:
+                yield number, json.loads(line)
+            except json.JSONDecodeError as exc:
+                raise DatasetError(f"{path}:{number}: not a JSON row ({exc.msg})") from None
+
+
 def refuse_overwrite(path: Path, resume: bool, name: str | None = None) -> bool:
     """Whether `path` already holds results; a UsageError (naming it as `name`) when it does and
     `resume` is off: results are never overwritten."""

@@ -14,27 +14,23 @@ program at a time). `speed` reads the rows `deltaseek bench --speed` appends to
 from __future__ import annotations
 
 import argparse
-import json
-import statistics
 from collections import defaultdict
 from pathlib import Path
 
+from deltaseek.errors import DatasetError
 from deltaseek.optimize.paired import PAIRED_METRICS, format_paired, paired_table
+from deltaseek.optimize.results_file import numbered_rows
 from deltaseek.optimize.speed_table import format_table, summarize
 
 
 def read_rows(path: str) -> list[dict]:
     """The rows of a JSONL results file; the last row of an id counts (as `--resume` does)."""
     rows: dict[str, dict] = {}
-    with open(path, encoding="utf-8") as handle:
-        for number, line in enumerate(handle, 1):
-            if not line.strip():
-                continue
-            try:
-                row = json.loads(line)
-            except json.JSONDecodeError as error:
-                raise SystemExit(f"{path}:{number}: not valid JSON ({error.msg})") from None
+    try:
+        for number, row in numbered_rows(path):
             rows[str(row.get("id", number))] = row
+    except DatasetError as error:
+        raise SystemExit(str(error)) from None
     return list(rows.values())
 
 
