@@ -1,14 +1,12 @@
 """How honest a run's answers were: the reliability of their confidences and what their labels claimed.
 
-    python -m deltaseek.optimize.confidence_report results/runs.jsonl [--reader programs/compiled/reader.json]
+    python -m deltaseek.optimize.confidence_report results/runs.jsonl
 
 For an evaluation results file: the reliability table and expected calibration error of the
 answers' confidences, the share of questions labelled `direct` and how many of those were right,
 the share of unanswerable questions labelled `direct`, and abstention on unanswerable and
-answerable questions. With `--reader`, every run's confidence and label are those the reader's
-confidence model gives the signals the run recorded (the label follows the confidence as in a
-run: `confidence.follow_confidence`), so runs made before a model was fitted show what it changes
-without running the questions again; the answers are the runs' own.
+answerable questions: the runs' own labels and confidences, as the run gave them (relabelling
+old runs offline would miss the spans a low confidence sets aside, which change the answer).
 """
 
 from __future__ import annotations
@@ -17,20 +15,10 @@ import argparse
 import json
 import sys
 
-from deltaseek.errors import ProgramFileError
+from deltaseek.errors import DatasetError
 from deltaseek.metrics.calibration import direct_figures, expected_calibration_error, is_right, reliability_lines
 from deltaseek.metrics.contract import abstains
-from deltaseek.programs.agent.answer import FinalAnswer
-from deltaseek.programs.agent.confidence import confidence_of, follow_confidence
-from deltaseek.programs.agent.learned_reader.model import ReaderModel, load_reader
-
-
-def relabelled(row: dict, reader: ReaderModel) -> dict:
-    """The run as the reader's confidence model labels it."""
-    final = FinalAnswer(row["answer"], row.get("answer_origin") or "evidence", [], row["answerability"])
-    confidence = confidence_of(reader, row.get("confidence_signals") or {})
-    follow_confidence(final, confidence, reader.confidence.direct_bound if reader.confidence else None)
-    return {**row, "confidence": confidence, "answerability": final.answerability}
+from deltaseek.optimize.results_file import numbered_rows
 
 
 def figures(rows: list[dict]) -> dict[str, float]:
@@ -59,20 +47,15 @@ def _share(values) -> float:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("runs", help="an evaluation results file")
-    parser.add_argument("--reader", help="label the runs with this reader's confidence model")
     args = parser.parse_args(argv)
     try:
-        reader = load_reader(args.reader) if args.reader else None
-        with open(args.runs, encoding="utf-8") as handle:
-            rows = [json.loads(line) for line in handle if line.strip()]
-    except ProgramFileError as exc:
+        rows = [row for _, row in numbered_rows(args.runs)]
+    except DatasetError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
-    except (OSError, json.JSONDecodeError) as exc:
+    except OSError as exc:
         print(f"error: {args.runs}: {exc}", file=sys.stderr)
         return 2
-    if reader is not None:
-        rows = [relabelled(row, reader) for row in rows]
     print(json.dumps({name: round(value, 4) for name, value in figures(rows).items()}))
     confident = [r for r in rows if r.get("confidence") is not None and not r.get("error")]
     if confident:

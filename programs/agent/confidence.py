@@ -39,14 +39,14 @@ def answer_signals(pad: Scratchpad, final: FinalAnswer, reading: Reading, propos
         values["abstains"] = 1.0  # the rest describes an answer's text, and an abstention asserts none
         return {name: round(v, 4) for name, v in values.items() if v}
     answer = _words(final.text)
-    texts = [f.text for f in pad.facts]
-    holding = [t for t in texts if _contains(_words(t), answer)]
+    asked = sorted(meaningful_tokens(pad.question))
+    holding = [f.text for f in pad.facts if _contains(_words(f.text), answer)]
     values.update({
         "answer_words_log": math.log1p(len(answer)),
         "answer_in_question": _share(answer, set(_words(pad.question))),
         "answer_in_facts": float(bool(holding)),
         "answer_passages_log": math.log1p(len(holding)),
-        "question_near_answer": max((_share(sorted(meaningful_tokens(pad.question)), set(_words(s)))
+        "question_near_answer": max((_share(asked, set(_words(s)))
                                      for t in holding for s in sentences(t) if _contains(_words(s), answer)),
                                     default=0.0),
     })
@@ -74,7 +74,7 @@ def settle(pad: Scratchpad, final: FinalAnswer, reading: Reading, proposal: Prop
     model = reader.confidence if reader.confidence and reader.confidence.profile == pad.profile else None
     if model is None:
         return final, None, signals, None
-    confidence = confidence_of(reader, signals)
+    confidence = round(model.probability(signals), 4)
     abstain = _setting(settings.abstain_confidence, model.abstain_bound)
     read_spans = [e for e in reading.spans if READ_BY_THE_READER in e.signals]
     if (abstain is not None and confidence < abstain and final.origin == "extracted"
@@ -84,7 +84,7 @@ def settle(pad: Scratchpad, final: FinalAnswer, reading: Reading, proposal: Prop
         doubted = program_answer(pad, Reading(unsure=[*reading.spans, *reading.unsure], answerability="unlikely"))
         doubted.replaced_because = final.replaced_because
         signals = answer_signals(pad, doubted, reading, proposal, missing_subjects, stopped_early)
-        return doubted, confidence_of(reader, signals), signals, caveat
+        return doubted, round(model.probability(signals), 4), signals, caveat
     direct = _setting(settings.direct_confidence, model.direct_bound)
     return final, confidence, signals, follow_confidence(final, confidence, direct)
 
@@ -94,15 +94,10 @@ def _setting(value: float | None, fitted: float | None) -> float | None:
     return value if value is not None else fitted
 
 
-def confidence_of(reader: ReaderModel, signals: dict[str, float]) -> float | None:
-    """The calibrated probability that the answer is right, or None when the reader has no model."""
-    return round(reader.confidence.probability(signals), 4) if reader.confidence is not None else None
-
-
-def follow_confidence(final: FinalAnswer, confidence: float | None, bound: float | None) -> str | None:
+def follow_confidence(final: FinalAnswer, confidence: float, bound: float) -> str | None:
     """Relabel `final` by its confidence: an answer (not an abstention, not a proxy answer) is
     `direct` at or above `bound`, else `unknown`; returns the caveat saying a best guess is one."""
-    if confidence is None or bound is None or final.answerability not in ("direct", "unknown"):
+    if final.answerability not in ("direct", "unknown"):
         return None
     if final.origin == "evidence" or is_abstention(final.text):
         return None

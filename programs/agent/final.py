@@ -74,7 +74,8 @@ def finish(agent: FinishingHost, pad: Scratchpad, stop: StopReason) -> dspy.Pred
     given_facts = (*given, *pad.tried_queries, pad.question, *(f"[{f.source}] {f.title}: {f.text}" for f in pad.facts))
     # "set aside" needs an answer: a failed or empty synthesis gave none (its fault is named instead)
     caveats = (guard.keep_meaningful(proposal.caveats, pad, agent.reserved_names, given_facts) + lm_fault_caveats(pad)
-               + state_caveats(pad, stop, final, proposal.asked and bool(proposal.answer)) + [confidence_caveat] * bool(confidence_caveat))
+               + state_caveats(pad, stop, final, proposal.asked and bool(proposal.answer))
+               + [confidence_caveat] * bool(confidence_caveat))
     if final.origin != "evidence" and (values := disagreeing_values(pad.question, pad.facts, agent.learned_reader())):
         caveats.append(f"The passages read disagree on the value asked for: they give {', '.join(values)}.")
     assumptions = (guard.keep_meaningful(proposal.assumptions, pad, agent.reserved_names, given_facts)
