@@ -210,3 +210,9 @@ def misspelt_in_a_name(word: str, runs: list[list[str]], held: Callable[[str], b
     return bool(others) and all(held(w) for w in others) and any(
         get_close_matches(t, found, n=1, cutoff=MISSPELT_SIMILARITY) for t in meaningful_tokens(word))
 
+
+def span_overlap(a: str, b: str) -> float:
+    """Token F1 between two spans, lowercased."""
+    left, right = a.lower().split(), b.lower().split()
+    common = sum(min(left.count(w), right.count(w)) for w in set(left))
+    return 0.0 if not common else 2 * common / (len(left) + len(right))

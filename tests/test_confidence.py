@@ -3,6 +3,7 @@
 import json
 import math
 import random
+from dataclasses import replace
 
 import pytest
 
@@ -181,13 +182,32 @@ def test_optimize_refits_the_confidence_on_the_programs_dev_runs_and_saves_it_wi
     assert "not fitted on a small split (10 usable runs" in capsys.readouterr().out
 
 
-def settled(final: FinalAnswer, span: Extracted, model: ConfidenceModel, **settings):
+def settled(final: FinalAnswer, span: Extracted, model: ConfidenceModel, reading: Reading | None = None, **settings):
     from deltaseek.programs.agent.confidence import settle
 
     pad = pad_with("Who built the Orla mill?", MILL[0].text)
     reader = shipped_reader().model_copy(update={"adapter": None, "confidence": model})
-    return settle(pad, final, Reading(spans=[span], answerability="direct"), Proposal("", [], [], [], None, asked=False),
-                  [], False, reader, AgentSettings(**settings))
+    reading = reading or Reading(spans=[span], answerability="direct")
+    return settle(pad, final, reading, Proposal("", [], [], [], None, asked=False), [], False, reader,
+                  AgentSettings(**settings))
+
+
+def test_a_span_below_the_readers_threshold_is_an_answer_where_its_confidence_reaches_the_abstain_bound():
+    """The reader's threshold decides whether to search on; the confidence decides whether its span is an answer."""
+    from deltaseek.programs.agent.answer import program_answer
+
+    span = Extracted("Ada Lind", MILL[0].text, "p0", "person", 1.0, 0.05, 0.1, {"ranker_share": 0.3})
+    doubted = Reading(unsure=[span], answerability="unknown")
+    unstated = program_answer(pad_with("Who built the Orla mill?", MILL[0].text), doubted)
+    assert unstated.origin == "evidence"  # the reader's own doubt: its sentence as the closest evidence
+    model = confidence_model(bound=0.99).model_copy(update={"abstain_bound": 0.5})  # the span's confidence: 0.8
+    final, confidence, signals, caveat = settled(replace(unstated), span, model, doubted)
+    assert (final.text, final.origin, final.answerability) == ("Ada Lind", "extracted", "unknown")
+    assert caveat.startswith("A best guess") and "reader_sure" not in signals  # zeros are left out
+    assert confidence == pytest.approx(0.8, abs=0.05) and "abstains" not in signals
+    for model in (model.model_copy(update={"abstain_bound": 0.9}), model.model_copy(update={"abstain_bound": None})):
+        final, confidence, signals, caveat = settled(replace(unstated), span, model, doubted)
+        assert (final.text, final.origin, caveat) == (unstated.text, "evidence", None) and signals["abstains"] == 1.0
 
 
 def test_a_span_the_reader_doubts_below_the_abstain_bound_is_set_aside_for_its_sentence():

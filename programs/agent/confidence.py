@@ -4,8 +4,9 @@ label that follows from it.
 `answer_signals` describes the run in numbers that carry over to new text (where the answer came
 from, the type asked, the reader's own doubts, whether the model and the reader agree, how often
 and how near the question's words the passages read write the answer); the reader's
-`ConfidenceModel` turns them into the probability that the answer is right. `follow_confidence`
-then labels the answer: `direct` only at or above the model's bound, else a best guess
+`ConfidenceModel` turns them into the probability that the answer is right. `settle` takes the
+reader's span as an answer or as none by that probability (the reader's own threshold decides
+only whether to search on); `follow_confidence` then labels the answer: `direct` only at or above the model's bound, else a best guess
 (`unknown`) whose caveat states the confidence.
 """
 
@@ -66,16 +67,26 @@ def settle(pad: Scratchpad, final: FinalAnswer, reading: Reading, proposal: Prop
            stopped_early: bool, reader: ReaderModel,
            settings: AgentSettings) -> tuple[FinalAnswer, float | None, dict[str, float], str | None]:
     """The final answer as its confidence leaves it, the confidence, its signals, and the caveat
-    saying what the confidence changed. A span the reader read (not the model's answer) whose
-    confidence is below the abstain bound is taken as no answer: the facts read are said not to
-    state it, the span's sentence quoted as the closest evidence. Otherwise the label follows the
-    confidence (`follow_confidence`)."""
+    saying what the confidence changed. One bound, the abstain bound, decides whether a span the
+    reader read is an answer: one whose confidence is below it is taken as no answer (the facts
+    read are said not to state it, its sentence quoted as the closest evidence), and one the
+    reader doubted (below its own threshold) whose confidence reaches it is shown as an answer.
+    The label then follows the confidence (`follow_confidence`)."""
     signals = answer_signals(pad, final, reading, proposal, missing_subjects, stopped_early)
     model = reader.confidence if reader.confidence and reader.confidence.profile == pad.profile else None
     if model is None:
         return final, None, signals, None
     confidence = round(model.probability(signals), 4)
     abstain = _setting(settings.abstain_confidence, model.abstain_bound)
+    direct = _setting(settings.direct_confidence, model.direct_bound)
+    if abstain is not None and doubted_by_the_reader(final, reading, missing_subjects):
+        span = program_answer(pad, Reading(spans=reading.unsure, answerability="unknown"))
+        span.replaced_because = final.replaced_because
+        span_signals = answer_signals(pad, span, reading, proposal, missing_subjects, stopped_early)
+        span_confidence = round(model.probability(span_signals), 4)
+        if span_confidence < abstain:
+            return final, confidence, signals, None
+        return span, span_confidence, span_signals, follow_confidence(span, span_confidence, direct)
     read_spans = [e for e in reading.spans if READ_BY_THE_READER in e.signals]
     if (abstain is not None and confidence < abstain and final.origin == "extracted"
             and read_spans and final.answerability in ("direct", "unknown")):
@@ -85,8 +96,16 @@ def settle(pad: Scratchpad, final: FinalAnswer, reading: Reading, proposal: Prop
         doubted.replaced_because = final.replaced_because
         signals = answer_signals(pad, doubted, reading, proposal, missing_subjects, stopped_early)
         return doubted, round(model.probability(signals), 4), signals, caveat
-    direct = _setting(settings.direct_confidence, model.direct_bound)
     return final, confidence, signals, follow_confidence(final, confidence, direct)
+
+
+def doubted_by_the_reader(final: FinalAnswer, reading: Reading, missing_subjects: list[str]) -> bool:
+    """Whether `final` is the program's "not stated for sure" for the reader's doubt alone: every
+    span it read fell below its threshold, and nothing else (a subject no source names, figures
+    about the subject) decided the answer."""
+    return (final.origin == "evidence" and not missing_subjects and not reading.spans and not reading.proxies
+            and bool(reading.unsure) and all(READ_BY_THE_READER in e.signals for e in reading.unsure)
+            and final.sources == [reading.unsure[0].source])
 
 
 def _setting(value: float | None, fitted: float | None) -> float | None:

@@ -298,9 +298,3 @@ def lexical_features(question: QuestionView, previous: str, following: str, text
     if question.head:
         found[f"lex:head={question.head}|last={last}"] = 1.0
     return found
-
-
-def lowercase_words(facts: list) -> set[str]:
-    """Words the facts write in lowercase somewhere: ordinary words, whatever case a sentence's
-    opening gives them ("However, the bridge ..." beside "it was, however, ...")."""
-    return {w for f in facts for w in re.findall(r"\b[a-z][\w'’-]*", f.text)}

@@ -41,3 +41,9 @@ def _longest_ending_with(word: str, texts: list[str]) -> str | None:
     fuller = [n for n in names
               if len(n.split()) > 1 and n.split()[-1] == word and n.split()[0].lower() not in stopwords()]
     return max(fuller, key=len) if fuller else None
+
+
+def lowercase_words(facts: list) -> set[str]:
+    """Words the facts write in lowercase somewhere: ordinary words, whatever case a sentence's
+    opening gives them ("However, the bridge ..." beside "it was, however, ...")."""
+    return {w for f in facts for w in re.findall(r"\b[a-z][\w'’-]*", f.text)}

@@ -3,7 +3,7 @@ best ones, score them with the learned ranker and say how likely the best one an
 
 No LM: at 135M parameters the reader reads a passage better than the model does. The span it
 picks and its confidence (the answerability model's probability) come from weights trained on
-labeled data (`model.py`); `read_evidence` abstains below the reader's threshold.
+labeled data (`model.py`).
 """
 
 from __future__ import annotations
@@ -13,14 +13,14 @@ import re
 from dataclasses import dataclass, field, replace
 
 from deltaseek.programs.agent.learned_reader.candidates import FITTING_KINDS, Candidate, sentence_candidates, title_name
-from deltaseek.programs.agent.learned_reader.features import (COMMON_HEADS, PAST_RANGE, PRONOUN, QuestionView, SentenceView, candidate_features,
-                                                          lowercase_words, question_view, rarity, sentence_view,
+from deltaseek.programs.agent.learned_reader.features import (COMMON_HEADS, PAST_RANGE, PRONOUN, QuestionView, SentenceView,
+                                                          candidate_features, question_view, rarity, sentence_view,
                                                           stems_of, support)
 from deltaseek.programs.agent.learned_reader.model import BEST_FEATURES, ReaderModel, shipped_reader
-from deltaseek.programs.agent.learned_reader.names import full_name, used_as_adjective
+from deltaseek.programs.agent.learned_reader.names import full_name, lowercase_words, used_as_adjective
 from deltaseek.programs.agent.learned_reader.questions import AnswerType, sentences
 from deltaseek.programs.agent.learned_reader.ranking import rank_sentences
-from deltaseek.programs.text import fold_accents, meaningful_tokens, named_entities, stem, stopwords
+from deltaseek.programs.text import fold_accents, meaningful_tokens, named_entities, span_overlap, stem, stopwords
 
 TOP_SENTENCES = 8
 """Candidates come from this many of the best-ranked sentences: the answer's sentence is among
@@ -46,8 +46,8 @@ class Extracted:
     kind: AnswerType
     score: float
     confidence: float = 1.0
-    """The reader's probability that the facts answer the question with this span (the
-    answerability model's, or one minus the adapter's doubt)."""
+    """The reader's probability that the facts answer the question with this span (the answerability
+    model's, or one minus the adapter's doubt)."""
     abstain_below: float = 0.0
     """The reader abstains on a span whose confidence is below this: its threshold, chosen on dev;
     above 1 when the adapter said the facts do not hold the answer."""
@@ -266,12 +266,6 @@ def agreeing_candidate(span: str, kind: AnswerType, rows: list[Scored]) -> Score
     best = max(overlaps, default=None)
     return pool[best[2]] if best is not None and best[0] >= 0.5 else None
 
-
-def span_overlap(a: str, b: str) -> float:
-    """Token F1 between two spans, lowercased."""
-    left, right = a.lower().split(), b.lower().split()
-    common = sum(min(left.count(w), right.count(w)) for w in set(left))
-    return 0.0 if not common else 2 * common / (len(left) + len(right))
 
 
 def ranked_rows(question: str, kind: AnswerType, facts: list, extra_terms: set[str] | None, head: str | None,
