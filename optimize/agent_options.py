@@ -44,6 +44,10 @@ class AgentOptions:
     soft_budget: int | None = None
     hard_budget: int | None = None
     max_searches: int | None = None
+    direct_confidence: float | None = None
+    """The least confidence labelled direct; None: the program's, else its reader's fitted bound."""
+    abstain_confidence: float | None = None
+    """The confidence under which the reader's span is no answer; None: as for `direct_confidence`."""
 
 
 SetupLM = Callable[..., dspy.BaseLM]
@@ -58,7 +62,9 @@ def configure_agent_lm(options: AgentOptions, **kwargs) -> dspy.BaseLM:
 def setting_overrides(options: AgentOptions) -> dict:
     """The settings the options name, which win over those saved with a program."""
     return {k: v for k, v in {"soft_budget": options.soft_budget, "hard_budget": options.hard_budget,
-                              "max_searches": options.max_searches, "profile": options.profile}.items()
+                              "max_searches": options.max_searches, "profile": options.profile,
+                              "direct_confidence": options.direct_confidence,
+                              "abstain_confidence": options.abstain_confidence}.items()
             if v is not None}
 
 
@@ -75,7 +81,7 @@ def build_program(options: AgentOptions, source: str | None = None, tools: list 
     try:
         settings = AgentSettings(**overrides)
     except ValidationError as exc:
-        raise UsageError(f"bad budget option: {exc.errors()[0]['loc'][0]} {exc.errors()[0]['msg']}") from None
+        raise UsageError(f"bad option --{exc.errors()[0]['loc'][0].replace('_', '-')}: {exc.errors()[0]['msg']}") from None
     if tools is None:
         tools = build_tools_for(options)
     if options.reader == RULE_READER:

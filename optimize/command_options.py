@@ -71,6 +71,11 @@ def add_agent_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--soft-budget", type=int)
     parser.add_argument("--hard-budget", type=int)
     parser.add_argument("--max-searches", type=int)
+    parser.add_argument("--direct-confidence", type=float, metavar="P",
+                        help="label an answer direct at this confidence or above (default: the reader's fitted bound)")
+    parser.add_argument("--abstain-confidence", type=float, metavar="P",
+                        help="below this confidence the reader's span is no answer, at or above it one is "
+                             "(default: the reader's fitted bound; 0 answers every span, as a confidence fit's runs do)")
 
 
 def add_tracking_options(parser: argparse.ArgumentParser) -> None:

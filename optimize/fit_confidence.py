@@ -3,8 +3,9 @@
     python -m deltaseek.optimize.fit_confidence --runs results/runs-a.jsonl --runs results/runs-b.jsonl \
         --reader programs/compiled/reader.json
 
-The runs are `deltaseek evaluate --out` files of held-out questions (never the test split): each
-row holds the run's `confidence_signals` and its scores. A logistic regression (scikit-learn)
+The runs are `deltaseek evaluate --abstain-confidence 0 --out` files of held-out questions (never
+the test split): each row holds the run's `confidence_signals` and its scores, and every span the
+reader read was answered (none set aside, doubted ones shown), so each one's score is known. A logistic regression (scikit-learn)
 learns from the signals whether the answer was right; an isotonic regression, fitted on its
 out-of-fold probabilities (five folds), makes them calibrated; the `direct` bound is the least
 confidence at which the out-of-fold answers labelled direct were right at least
@@ -26,7 +27,7 @@ import numpy as np
 from deltaseek.errors import DatasetError, ProgramFileError
 from deltaseek.metrics.calibration import expected_calibration_error, is_right, reliability_lines
 from deltaseek.optimize.results_file import numbered_rows
-from deltaseek.programs.agent.confidence import READ_BY_THE_READER
+from deltaseek.programs.agent.confidence import READ_BY_THE_READER, SET_ASIDE
 from deltaseek.programs.agent.learned_reader.model import (CONFIDENCE_SIGNALS, ConfidenceModel, Linear,
                                                            load_reader)
 
@@ -43,6 +44,9 @@ def read_runs(paths: list[str]) -> list[dict]:
         for number, row in numbered_rows(path):
             if row.get("split") == "test":
                 raise DatasetError(f"{path}:{number}: a test-split run; fit on dev or train runs only")
+            if any(SET_ASIDE in str(caveat) for caveat in row.get("caveats") or []):
+                raise DatasetError(f"{path}:{number}: a run that set the reader's span aside for its confidence; "
+                                   "fit on runs of deltaseek evaluate --abstain-confidence 0, which answer every span")
             if row.get("error") or not isinstance(row.get("confidence_signals"), dict):
                 continue  # a crashed run, or one from before runs recorded their signals
             rows.append({**row, "source": path})

@@ -14,6 +14,7 @@ import importlib.util
 import sys
 import time
 from collections.abc import Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -179,6 +180,11 @@ def optimize_program(dataset: str, optimizer: str, agent: AgentOptions = AgentOp
         optimized.program = compiled
 
         metrics: dict[str, float] = {"compile_seconds": time.perf_counter() - started}
+        if train_reader and "dev" in held_out:  # the confidence follows the reader: refitted on its dev runs
+            with every_span_answered(compiled) as answering:
+                fit_runs = evaluate(tracker, answering, "dev", "confidence-fit").rows
+            metrics.update(fit_into(compiled, fit_runs, f"the dev split of {dataset}"))
+            save_program(compiled, path)
         for name in held_out:
             after = optimized.compiled[name] = evaluate(tracker, compiled, name, "compiled")
             before = optimized.baselines[name]
@@ -188,13 +194,22 @@ def optimize_program(dataset: str, optimizer: str, agent: AgentOptions = AgentOp
                 metrics.update({f"{name}_compiled_{metric}": after.means[metric],
                                 f"{name}_lift_{metric}": after.means[metric] - value})
             log_report(tracker, after, f"{name}_compiled")
-        if train_reader and "dev" in held_out:  # the confidence follows the reader: refitted on its dev runs
-            metrics.update(fit_into(compiled, optimized.compiled["dev"].rows, f"the dev split of {dataset}"))
-            save_program(compiled, path)
         tracker.log_metrics(metrics)
         tracker.log_artifact(path, "program")
         log_compiled_model(tracker, compiled, parts[held_out[0]][0].question, register, path)
     return optimized
+
+
+@contextmanager
+def every_span_answered(program: DeltaSeek):
+    """The program with nothing set aside for its confidence (abstain bound 0): every span its reader
+    read, doubted or not, is answered, so the confidence is fitted on what each would have scored."""
+    settings = program.settings
+    program.settings = settings.model_copy(update={"abstain_confidence": 0.0})
+    try:
+        yield program
+    finally:
+        program.settings = settings
 
 
 def fine_tune_adapter(compiled: DeltaSeek, dataset: str, corpus: list[str] | None, out: Path,

@@ -12,7 +12,7 @@ from deltaseek.errors import DatasetError, ProgramFileError
 from deltaseek.metrics.calibration import direct_figures, expected_calibration_error, reliability
 from deltaseek.optimize import fit_confidence
 from deltaseek.programs.agent.answer import FinalAnswer, Proposal
-from deltaseek.programs.agent.confidence import answer_signals, follow_confidence
+from deltaseek.programs.agent.confidence import SET_ASIDE, answer_signals, follow_confidence
 from deltaseek.programs.agent.evidence import Reading
 from deltaseek.programs.agent.learned_reader import Extracted, shipped_reader
 from deltaseek.programs.agent.learned_reader.model import (CONFIDENCE_SIGNALS, ConfidenceModel, Linear,
@@ -126,6 +126,11 @@ def test_fitting_refuses_test_runs_with_the_file_and_line(tmp_path):
     runs.write_text("".join(json.dumps(r) + "\n" for r in rows))
     with pytest.raises(DatasetError, match=r"runs.jsonl:2: a test-split run"):
         fit_confidence.read_runs([str(runs)])
+    rows[1]["split"] = "dev"
+    rows[2]["caveats"] = [f'The reader\'s span "Tave" {SET_ASIDE}, 4.0%, below the 6.3% under which ...']
+    runs.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    with pytest.raises(DatasetError, match=r"runs.jsonl:3: a run that set the reader's span aside"):
+        fit_confidence.read_runs([str(runs)])  # its score is of the abstention, not of the span the fit learns of
 
 
 def test_the_fit_command_saves_the_model_with_the_reader(tmp_path, capsys):
@@ -182,6 +187,16 @@ def test_optimize_refits_the_confidence_on_the_programs_dev_runs_and_saves_it_wi
     assert "not fitted on a small split (10 usable runs" in capsys.readouterr().out
 
 
+def test_optimize_fits_the_confidence_on_runs_that_answer_every_span_and_then_restores_the_bound():
+    from deltaseek.optimize.pipeline import every_span_answered
+
+    program = DeltaSeek(settings=AgentSettings(abstain_confidence=0.3))
+    with pytest.raises(KeyboardInterrupt), every_span_answered(program) as answering:
+        assert answering.settings.abstain_confidence == 0.0  # no span set aside: each one's score is seen
+        raise KeyboardInterrupt
+    assert program.settings.abstain_confidence == 0.3
+
+
 def settled(final: FinalAnswer, span: Extracted, model: ConfidenceModel, reading: Reading | None = None, **settings):
     from deltaseek.programs.agent.confidence import settle
 
@@ -216,7 +231,7 @@ def test_a_span_the_reader_doubts_below_the_abstain_bound_is_set_aside_for_its_s
     final, confidence, signals, caveat = settled(FinalAnswer("Tave", "extracted", ["p0"], "direct"), span, model)
     assert final.origin == "evidence" and final.answerability == "unlikely"
     assert "do not state the answer for sure" in final.text and MILL[0].text in final.text  # the closest evidence
-    assert caveat.startswith('The reader\'s span "Tave" was set aside') and signals["abstains"] == 1.0
+    assert caveat.startswith(f'The reader\'s span "Tave" {SET_ASIDE}') and signals["abstains"] == 1.0
     # set in the settings, the bound moves: at 0.01 the span stands, as a best guess below direct's 0.99
     final, _, _, caveat = settled(FinalAnswer("Tave", "extracted", ["p0"], "direct"), span, model,
                                   abstain_confidence=0.01)
@@ -246,3 +261,10 @@ def test_the_abstain_bound_is_the_highest_whose_false_abstention_stays_within_th
     two_hop = [dict(r, gold={"answerability": "direct"}, source="hotpot.jsonl") for r in rows[30:]]
     assert fit_confidence.abstain_bound(rows + two_hop, confidences + confidences[30:], 0.10)[1]["false_abstention"] == 0.0
     assert fit_confidence.abstain_bound(two_hop, confidences[30:], 0.10) == (None, {})
+
+
+def test_the_bounds_are_agent_options_refused_with_their_name_when_out_of_range(capsys):
+    from deltaseek.cli import main
+
+    assert main(["ask", "Who built the Orla mill?", "--abstain-confidence", "2"]) != 0
+    assert "bad option --abstain-confidence: Input should be less than or equal to 1" in capsys.readouterr().err

@@ -63,6 +63,10 @@ READ_BY_THE_READER = "ranker_share"
 description or restated span does: only such spans can be set aside for a low confidence."""
 
 
+SET_ASIDE = "was set aside for its low confidence"
+"""What the caveat of a reader's span taken as no answer says of it."""
+
+
 def settle(pad: Scratchpad, final: FinalAnswer, reading: Reading, proposal: Proposal, missing_subjects: list[str],
            stopped_early: bool, reader: ReaderModel,
            settings: AgentSettings) -> tuple[FinalAnswer, float | None, dict[str, float], str | None]:
@@ -90,8 +94,8 @@ def settle(pad: Scratchpad, final: FinalAnswer, reading: Reading, proposal: Prop
     read_spans = [e for e in reading.spans if READ_BY_THE_READER in e.signals]
     if (abstain is not None and confidence < abstain and final.origin == "extracted"
             and read_spans and final.answerability in ("direct", "unknown")):
-        caveat = (f"The reader's span \"{final.text}\" was set aside: the program's confidence in it is "
-                  f"{confidence:.1%}, below the {abstain:.1%} under which it takes the passages not to state the answer.")
+        caveat = (f"The reader's span \"{final.text}\" {SET_ASIDE}, {confidence:.1%}, below the {abstain:.1%} "
+                  "under which the program takes the passages not to state the answer.")
         doubted = program_answer(pad, Reading(unsure=[*reading.spans, *reading.unsure], answerability="unlikely"))
         doubted.replaced_because = final.replaced_because
         signals = answer_signals(pad, doubted, reading, proposal, missing_subjects, stopped_early)
