@@ -28,7 +28,9 @@ def answer_signals(pad: Scratchpad, final: FinalAnswer, reading: Reading, propos
                    missing_subjects: list[str], stopped_early: bool) -> dict[str, float]:
     """The run's signals (names in `model.CONFIDENCE_SIGNALS`): zeros are left out."""
     kinds = expected_answer_types(pad.question)
+    asked = sorted(meaningful_tokens(pad.question))
     values = {f"origin_{final.origin}": 1.0, f"label_{final.answerability}": 1.0, "parts": float(len(kinds)),
+              "question_words_log": math.log1p(len(asked)),
               "subject_missing": float(bool(missing_subjects)), "facts_log": math.log1p(len(pad.facts)),
               "stopped_early": float(stopped_early), "model_proposed": float(bool(proposal.asked and proposal.answer))}
     values.update({f"ask_{kind}": 1.0 for kind in kinds})
@@ -40,12 +42,12 @@ def answer_signals(pad: Scratchpad, final: FinalAnswer, reading: Reading, propos
         values["abstains"] = 1.0  # the rest describes an answer's text, and an abstention asserts none
         return {name: round(v, 4) for name, v in values.items() if v}
     answer = _words(final.text)
-    asked = sorted(meaningful_tokens(pad.question))
     holding = [f.text for f in pad.facts if _contains(_words(f.text), answer)]
     values.update({
         "answer_words_log": math.log1p(len(answer)),
         "answer_in_question": _share(answer, set(_words(pad.question))),
         "answer_in_facts": float(bool(holding)),
+        "answer_in_titles": float(any(_contains(_words(f.title), answer) for f in pad.facts)),
         "answer_passages_log": math.log1p(len(holding)),
         "question_near_answer": max((_share(asked, set(_words(s)))
                                      for t in holding for s in sentences(t) if _contains(_words(s), answer)),

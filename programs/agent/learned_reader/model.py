@@ -73,11 +73,12 @@ class Linear(BaseModel):
 CONFIDENCE_SIGNALS = (
     *(f"origin_{o}" for o in ("lm", "extracted", "evidence")),
     *(f"label_{a}" for a in ("direct", "unknown", "unlikely", "proxy_only")),
-    *(f"ask_{t}" for t in ANSWER_TYPES), "parts", "abstains", "subject_missing", "facts_log", "stopped_early",
-    "read_span", "reader_sure", "reader_confidence", "ranker_probability", "ranker_margin", "ranker_share",
-    "adapter_read", "adapter_doubt", "adapter_agrees", "ranker_agrees", *(f"span_{t}" for t in ANSWER_TYPES),
-    "answer_words_log", "answer_in_question", "answer_in_facts", "answer_passages_log", "question_near_answer",
-    "answer_is_read_span", "model_proposed", "model_agrees_reader")
+    *(f"ask_{t}" for t in ANSWER_TYPES), "parts", "question_words_log", "abstains", "subject_missing", "facts_log",
+    "stopped_early", "read_span", "reader_sure", "reader_confidence", "ranker_probability", "ranker_margin",
+    "ranker_share", "adapter_read", "adapter_doubt", "adapter_agrees", "ranker_agrees",
+    *(f"span_{t}" for t in ANSWER_TYPES), "answer_words_log", "answer_in_question", "answer_in_facts",
+    "answer_in_titles", "answer_passages_log", "question_near_answer", "answer_is_read_span", "model_proposed",
+    "model_agrees_reader")
 """What the confidence model reads of a finished run (`confidence.answer_signals`): where the
 answer came from and its label, the type asked, the reader's own signals, and how the answer sits
 in the passages read. None names a word of a passage: what it learns carries over to new text."""
