@@ -157,9 +157,6 @@ def test_fine_tuning_starts_from_an_adapter_and_keeps_a_checkpoint_only_if_dev_r
 
 
 @pytest.mark.embedded
-@pytest.mark.xfail(strict=True, reason="the shipped adapter was trained on SQuAD's train split before Zelda's article "
-                   "moved to dev (3,162 questions); the recipe now trains on 2,788: retrain the adapter (21.5 minutes "
-                   "on 2 cores) to ship what its recipe makes")
 def test_the_shipped_adapter_is_what_its_recipe_trains(tmp_path):
     """The shipped file's first steps again, from its own command's data and seed: the losses it
     records, within 0.05 (threads and CPUs round differently)."""
