@@ -42,16 +42,17 @@ def answer_signals(pad: Scratchpad, final: FinalAnswer, reading: Reading, propos
         values["abstains"] = 1.0  # the rest describes an answer's text, and an abstention asserts none
         return {name: round(v, 4) for name, v in values.items() if v}
     answer = _words(final.text)
-    holding = [f.text for f in pad.facts if _contains(_words(f.text), answer)]
+    # a passage titled with the answer speaks of it throughout ("He was appointed ..."): each of its
+    # sentences writes the answer, as its subject
+    titled = [f for f in pad.facts if _contains(_words(f.title), answer)]
+    writing = [s for f in pad.facts for s in sentences(f.text) if f in titled or _contains(_words(s), answer)]
     values.update({
         "answer_words_log": math.log1p(len(answer)),
         "answer_in_question": _share(answer, set(_words(pad.question))),
-        "answer_in_facts": float(bool(holding)),
-        "answer_in_titles": float(any(_contains(_words(f.title), answer) for f in pad.facts)),
-        "answer_passages_log": math.log1p(len(holding)),
-        "question_near_answer": max((_share(asked, set(_words(s)))
-                                     for t in holding for s in sentences(t) if _contains(_words(s), answer)),
-                                    default=0.0),
+        "answer_in_facts": float(any(_contains(_words(f.text), answer) for f in pad.facts)),
+        "answer_in_titles": float(bool(titled)),
+        "answer_passages_log": math.log1p(sum(f in titled or _contains(_words(f.text), answer) for f in pad.facts)),
+        "question_near_answer": max((_share(asked, set(_words(s))) for s in writing), default=0.0),
     })
     if read is not None:
         values["answer_is_read_span"] = _share(_words(read.span), set(answer))
