@@ -54,6 +54,17 @@ def test_signals_say_how_the_answer_sits_in_the_passages_read():
     assert signals["question_near_answer"] > 0.5  # "built", "orla", "mill" sit in the answer's sentence
 
 
+def test_a_passage_titled_with_the_answer_writes_it_in_each_sentence_as_their_subject():
+    pad = pad_with("Who designed the Vell bridge?", "She designed the Vell bridge in 1901 and the Orla mill later.")
+    pad.facts[0].title = "Mara Quist"
+    span = Extracted("Mara Quist", "", "p0", "person", 2.0, 0.8, 0.3, {"ranker_probability": 0.8})
+    signals = answer_signals(pad, FinalAnswer("Mara Quist", "extracted", ["p0"], "direct"),
+                             Reading(spans=[span], answerability="direct"), Proposal("", [], [], [], None), [], False)
+    assert signals["answer_in_titles"] == 1.0 and "answer_in_facts" not in signals  # its text says "She"
+    assert signals["answer_passages_log"] == pytest.approx(math.log1p(1), abs=1e-3)
+    assert signals["question_near_answer"] == 1.0  # "designed", "vell", "bridge" in the sentence about her
+
+
 def test_an_abstention_is_described_by_where_it_came_from_not_by_its_words():
     pad = pad_with("Who built the Vell bridge?", MILL[0].text)
     final = FinalAnswer("The passages found do not state the answer.", "evidence", [], "unlikely")
