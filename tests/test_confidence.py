@@ -65,6 +65,15 @@ def test_a_passage_titled_with_the_answer_writes_it_in_each_sentence_as_their_su
     assert signals["question_near_answer"] == 1.0  # "designed", "vell", "bridge" in the sentence about her
 
 
+def test_each_part_of_a_two_part_answer_is_looked_for_on_its_own():
+    pad = pad_with("Who built the Orla mill, and when was it built?", MILL[0].text)
+    span = Extracted("Ada Lind", MILL[0].text, "p0", "person", 2.0, 0.8, 0.3, {"ranker_probability": 0.8})
+    signals = answer_signals(pad, FinalAnswer("Ada Lind; 1850", "extracted", ["p0"], "direct"),
+                             Reading(spans=[span], answerability="direct"), Proposal("", [], [], [], None), [], False)
+    assert signals["parts"] == 2.0 and signals["answer_in_facts"] == 1.0  # no passage writes "Ada Lind 1850"
+    assert signals["answer_words_log"] == pytest.approx((math.log1p(2) + math.log1p(1)) / 2, abs=1e-3)
+
+
 def test_an_abstention_is_described_by_where_it_came_from_not_by_its_words():
     pad = pad_with("Who built the Vell bridge?", MILL[0].text)
     final = FinalAnswer("The passages found do not state the answer.", "evidence", [], "unlikely")

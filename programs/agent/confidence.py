@@ -42,17 +42,16 @@ def answer_signals(pad: Scratchpad, final: FinalAnswer, reading: Reading, propos
         values["abstains"] = 1.0  # the rest describes an answer's text, and an abstention asserts none
         return {name: round(v, 4) for name, v in values.items() if v}
     answer = _words(final.text)
-    # a passage titled with the answer speaks of it throughout ("He was appointed ..."): each of its
-    # sentences writes the answer, as its subject
-    titled = [f for f in pad.facts if _contains(_words(f.title), answer)]
-    writing = [s for f in pad.facts for s in sentences(f.text) if f in titled or _contains(_words(s), answer)]
+    # each part of a two-part answer ("Ada Lind; 1850") is read as an answer of its own: all must be written
+    parts = [_how_written(_words(part), pad, asked) for part in final.text.split("; ")] if len(kinds) > 1 else [
+        _how_written(answer, pad, asked)]
     values.update({
-        "answer_words_log": math.log1p(len(answer)),
+        "answer_words_log": sum(math.log1p(part["words"]) for part in parts) / len(parts),
         "answer_in_question": _share(answer, set(_words(pad.question))),
-        "answer_in_facts": float(any(_contains(_words(f.text), answer) for f in pad.facts)),
-        "answer_in_titles": float(bool(titled)),
-        "answer_passages_log": math.log1p(sum(f in titled or _contains(_words(f.text), answer) for f in pad.facts)),
-        "question_near_answer": max((_share(asked, set(_words(s))) for s in writing), default=0.0),
+        "answer_in_facts": float(all(part["in_text"] for part in parts)),
+        "answer_in_titles": float(all(part["titled"] for part in parts)),
+        "answer_passages_log": math.log1p(min(part["passages"] for part in parts)),
+        "question_near_answer": sum(part["near"] for part in parts) / len(parts),
     })
     if read is not None:
         values["answer_is_read_span"] = _share(_words(read.span), set(answer))
@@ -133,6 +132,18 @@ def follow_confidence(final: FinalAnswer, confidence: float, bound: float) -> st
     final.answerability = "unknown"
     return (f"A best guess: the program's confidence that this answer is right is {confidence:.0%}, "
             f"below the {bound:.0%} it needs to state it as the answer.")
+
+
+def _how_written(answer: list[str], pad: Scratchpad, asked: list[str]) -> dict[str, float]:
+    """How the facts write an answer's words: in a passage's text, in a title, in how many passages,
+    and the most of the question's words one sentence writing it holds. A passage titled with the
+    answer speaks of it throughout ("He was appointed ..."): each of its sentences writes it."""
+    titled = [f for f in pad.facts if _contains(_words(f.title), answer)]
+    writing = [s for f in pad.facts for s in sentences(f.text) if f in titled or _contains(_words(s), answer)]
+    return {"words": len(answer), "in_text": any(_contains(_words(f.text), answer) for f in pad.facts),
+            "titled": bool(titled),
+            "passages": sum(f in titled or _contains(_words(f.text), answer) for f in pad.facts),
+            "near": max((_share(asked, set(_words(s))) for s in writing), default=0.0)}
 
 
 def _words(text: str) -> list[str]:
