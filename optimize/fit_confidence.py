@@ -99,6 +99,7 @@ def fit(rows: list[dict], direct_precision: float = 0.75, max_false_abstention: 
                       intercept=round(float(logistic.intercept_[0]), 5)),
         calibration=[(round(a, 5), round(b, 5)) for a, b in points], direct_bound=math.floor(bound * 1e4) / 1e4,
         direct_precision=direct_precision, abstain_bound=abstain, max_false_abstention=max_false_abstention,
+        set_aside_right=set_aside_right(rows, list(calibrated), abstain),
         metrics=metrics, profile=profiles.pop())
     return model, [float(c) for c in calibrated]
 
@@ -136,8 +137,7 @@ def abstain_bound(rows: list[dict], confidences: list[float], max_false: float) 
     if not unanswerable or not answerable:
         return None, {}
     abstained = {i for i, row in enumerate(rows) if row["confidence_signals"].get("abstains")}
-    doubtable = [i for i, row in enumerate(rows) if i not in abstained and row.get("answerability") in (
-        "direct", "unknown") and {"origin_extracted", READ_BY_THE_READER} <= set(row["confidence_signals"])]
+    doubtable = readers_spans(rows)
 
     def figures(bound: float) -> dict[str, float]:
         aside = {i for i in doubtable if confidences[i] < bound}
@@ -151,6 +151,22 @@ def abstain_bound(rows: list[dict], confidences: list[float], max_false: float) 
         if figures(bound)["false_abstention"] <= max_false:
             chosen = bound
     return (None, figures(0.0)) if chosen is None else (round(chosen, 6), figures(chosen))
+
+
+def readers_spans(rows: list[dict]) -> list[int]:
+    """The rows whose answer is a span the reader read: those an abstain bound can set aside."""
+    return [i for i, row in enumerate(rows) if not row["confidence_signals"].get("abstains") and row.get(
+        "answerability") in ("direct", "unknown") and {"origin_extracted", READ_BY_THE_READER} <= set(
+        row["confidence_signals"])]
+
+
+def set_aside_right(rows: list[dict], confidences: list[float], bound: float | None) -> float | None:
+    """The share of the reader's spans below `bound` whose question the passages do not answer:
+    how often taking them as no answer is right. None without a bound or a span below it."""
+    aside = [i for i in readers_spans(rows) if bound is not None and confidences[i] < bound]
+    if not aside:
+        return None
+    return round(sum(rows[i].get("gold", {}).get("answerability") == "unlikely" for i in aside) / len(aside), 4)
 
 
 class CalibrationMap:

@@ -243,6 +243,8 @@ def test_a_span_below_the_readers_threshold_is_an_answer_where_its_confidence_re
     for model in (model.model_copy(update={"abstain_bound": 0.9}), model.model_copy(update={"abstain_bound": None})):
         final, confidence, signals, caveat = settled(replace(unstated), span, model, doubted)
         assert (final.text, final.origin, caveat) == (unstated.text, "evidence", None) and signals["abstains"] == 1.0
+    doubting = model.model_copy(update={"abstain_bound": 0.9, "set_aside_right": 0.3})
+    assert settled(replace(unstated), span, doubting, doubted)[1] == 0.3  # as often right as such spans were on dev
 
 
 def test_a_span_the_reader_doubts_below_the_abstain_bound_is_set_aside_for_its_sentence():
@@ -252,6 +254,10 @@ def test_a_span_the_reader_doubts_below_the_abstain_bound_is_set_aside_for_its_s
     assert final.origin == "evidence" and final.answerability == "unlikely"
     assert "do not state the answer for sure" in final.text and MILL[0].text in final.text  # the closest evidence
     assert caveat.startswith(f'The reader\'s span "Tave" {SET_ASIDE}') and signals["abstains"] == 1.0
+    # its confidence: how often a span taken as no answer was right on dev, where the model has it
+    final, confidence, _, _ = settled(FinalAnswer("Tave", "extracted", ["p0"], "direct"), span,
+                                      model.model_copy(update={"set_aside_right": 0.4}))
+    assert final.origin == "evidence" and confidence == 0.4
     # set in the settings, the bound moves: at 0.01 the span stands, as a best guess below direct's 0.99
     final, _, _, caveat = settled(FinalAnswer("Tave", "extracted", ["p0"], "direct"), span, model,
                                   abstain_confidence=0.01)
@@ -275,6 +281,9 @@ def test_the_abstain_bound_is_the_highest_whose_false_abstention_stays_within_th
         confidences.append(0.02 if unanswerable else 0.05 if i < 40 else 0.5)
     bound, figures = fit_confidence.abstain_bound(rows, confidences, max_false=0.15)
     assert 0.05 < bound < 0.5 and figures == {"abstention": 1.0, "false_abstention": round(10 / 70, 4), "set_aside": 40}
+    # taking those 40 spans as no answer was right for the 30 unanswerable questions among them
+    assert fit_confidence.set_aside_right(rows, confidences, bound) == 0.75
+    assert fit_confidence.set_aside_right(rows, confidences, None) is None
     bound, figures = fit_confidence.abstain_bound(rows, confidences, max_false=0.10)
     assert 0.02 < bound <= 0.05 and figures["false_abstention"] == 0.0 and figures["set_aside"] == 30
     # a set with no unanswerable question (two-hop questions) says nothing of the trade: not counted

@@ -19,6 +19,7 @@ from deltaseek.programs.agent.answer import FinalAnswer, Proposal, program_answe
 from deltaseek.programs.agent.checks import is_abstention
 from deltaseek.programs.agent.evidence import Reading
 from deltaseek.programs.agent.learned_reader import ReaderModel, expected_answer_types, sentences
+from deltaseek.programs.agent.learned_reader.model import ConfidenceModel
 from deltaseek.programs.agent.scratchpad import Scratchpad
 from deltaseek.programs.agent.settings import AgentSettings
 from deltaseek.programs.text import fold_accents, meaningful_tokens
@@ -91,7 +92,7 @@ def settle(pad: Scratchpad, final: FinalAnswer, reading: Reading, proposal: Prop
         span_signals = answer_signals(pad, span, reading, proposal, missing_subjects, stopped_early)
         span_confidence = round(model.probability(span_signals), 4)
         if span_confidence < abstain:
-            return final, confidence, signals, None
+            return final, _set_aside_confidence(model, confidence), signals, None
         return span, span_confidence, span_signals, follow_confidence(span, span_confidence, direct)
     read_spans = [e for e in reading.spans if READ_BY_THE_READER in e.signals]
     if (abstain is not None and confidence < abstain and final.origin == "extracted"
@@ -101,7 +102,7 @@ def settle(pad: Scratchpad, final: FinalAnswer, reading: Reading, proposal: Prop
         doubted = program_answer(pad, Reading(unsure=[*reading.spans, *reading.unsure], answerability="unlikely"))
         doubted.replaced_because = final.replaced_because
         signals = answer_signals(pad, doubted, reading, proposal, missing_subjects, stopped_early)
-        return doubted, round(model.probability(signals), 4), signals, caveat
+        return doubted, _set_aside_confidence(model, round(model.probability(signals), 4)), signals, caveat
     return final, confidence, signals, follow_confidence(final, confidence, direct)
 
 
@@ -112,6 +113,12 @@ def doubted_by_the_reader(final: FinalAnswer, reading: Reading, missing_subjects
     return (final.origin == "evidence" and not missing_subjects and not reading.spans and not reading.proxies
             and bool(reading.unsure) and all(READ_BY_THE_READER in e.signals for e in reading.unsure)
             and final.sources == [reading.unsure[0].source])
+
+
+def _set_aside_confidence(model: ConfidenceModel, linear: float) -> float:
+    """An answer's confidence where the reader's span was taken as no answer: how often that was
+    right on dev (`ConfidenceModel.set_aside_right`), else the linear model's."""
+    return model.set_aside_right if model.set_aside_right is not None else linear
 
 
 def _setting(value: float | None, fitted: float | None) -> float | None:

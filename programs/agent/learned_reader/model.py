@@ -104,6 +104,10 @@ class ConfidenceModel(BaseModel):
     `max_false_abstention`; None where the dev runs held no unanswerable question to choose it on.
     A model's answer is never replaced by it: only a named failure replaces the model's answer."""
     max_false_abstention: float = Field(0.20, ge=0.0, le=1.0)
+    set_aside_right: float | None = Field(None, ge=0.0, le=1.0)
+    """The confidence of an answer that takes a span below `abstain_bound` as no answer: the share
+    of such spans on dev whose question the passages did not answer. (The linear model reads the
+    span's signals as an answer's; a span it doubts is often the sign of an unanswerable question.)"""
     profile: str = "small"
     """The profile of the runs it was fitted on: a run of another profile (a capable model's, whose
     answers are right far more often) carries no confidence rather than one calibrated on another
