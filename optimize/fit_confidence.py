@@ -9,7 +9,9 @@ reader read was answered (none set aside, doubted ones shown), so each one's sco
 learns from the signals whether the answer was right; an isotonic regression, fitted on its
 out-of-fold probabilities (five folds), makes them calibrated; the `direct` bound is the least
 confidence at which the out-of-fold answers labelled direct were right at least
-`--direct-precision` of the time. The report gives the out-of-fold reliability table and ECE.
+`--direct-precision` of the time; the abstain bound the highest whose false abstention stays
+within `--max-false-abstention`, and the confidence of a span taken as no answer how often that
+was right below it. The report gives the out-of-fold reliability table and ECE.
 Runs with another reader than the one the model is saved with describe another reader: refit
 after retraining it.
 """
