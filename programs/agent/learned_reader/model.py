@@ -86,7 +86,8 @@ in the passages read. None names a word of a passage: what it learns carries ove
 
 class ConfidenceModel(BaseModel):
     """The probability that an answer shown is right: a logistic regression over the run's
-    signals, then an isotonic map fitted on held-out questions, so that of the answers given 0.7
+    signals, then a calibration map (Platt's sigmoid or an isotonic regression, as points) fitted on
+    held-out questions, so that of the answers given 0.7
     about seven in ten are right. `direct_bound` is the least confidence labelled `direct`, chosen
     on dev so that the answers labelled so were right at least `direct_precision` of the time."""
 
@@ -94,7 +95,7 @@ class ConfidenceModel(BaseModel):
 
     linear: Linear
     calibration: list[tuple[float, float]] = Field(min_length=2)
-    """The isotonic map as points (the linear model's probability, the calibrated one), increasing."""
+    """The calibration map as points (the linear model's probability, the calibrated one), increasing."""
     direct_bound: float = Field(ge=0.0, le=1.0)
     direct_precision: float = Field(0.75, ge=0.0, le=1.0)
     abstain_bound: float | None = Field(None, ge=0.0, le=1.0)
