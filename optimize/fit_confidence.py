@@ -5,15 +5,15 @@
 
 The runs are `deltaseek evaluate --abstain-confidence 0 --out` files of held-out questions (never
 the test split): each row holds the run's `confidence_signals` and its scores, and every span the
-reader read was answered (none set aside, doubted ones shown), so each one's score is known. A logistic regression (scikit-learn)
-learns from the signals whether the answer was right; Platt's sigmoid (or an isotonic
-regression), fitted on its out-of-fold probabilities (five folds), makes them calibrated; the `direct` bound is the least
-confidence at which the out-of-fold answers labelled direct were right at least
-`--direct-precision` of the time; the abstain bound the highest whose false abstention stays
-within `--max-false-abstention`, and the confidence of a span taken as no answer how often that
-was right below it. The report gives the out-of-fold reliability table and ECE.
-Runs with another reader than the one the model is saved with describe another reader: refit
-after retraining it.
+reader read was answered (none set aside, doubted ones shown), so each one's score is known. A
+logistic regression (scikit-learn) learns from the signals whether the answer was right; Platt's
+sigmoid (or an isotonic regression), fitted on its out-of-fold probabilities (five folds), makes
+them calibrated. The `direct` bound is the least confidence at which the out-of-fold answers
+labelled direct were right at least `--direct-precision` of the time; the abstain bound the
+highest whose false abstention stays within `--max-false-abstention`; and the confidence of a span
+taken as no answer, how often that was right below it. The report gives the out-of-fold
+reliability table and ECE. Runs with another reader than the one the model is saved with
+describe another reader: refit after retraining it.
 """
 
 from __future__ import annotations
