@@ -6,8 +6,8 @@ from, the type asked, the reader's own doubts, whether the model and the reader 
 and how near the question's words the passages read write the answer); the reader's
 `ConfidenceModel` turns them into the probability that the answer is right. `settle` takes the
 reader's span as an answer or as none by that probability (the reader's own threshold decides
-only whether to search on); `follow_confidence` then labels the answer: `direct` only at or above the model's bound, else a best guess
-(`unknown`) whose caveat states the confidence.
+only whether to search on); `follow_confidence` then labels the answer: `direct` only at or above
+the model's bound, else a best guess (`unknown`) whose caveat states the confidence.
 """
 
 from __future__ import annotations
@@ -145,11 +145,12 @@ def _how_written(answer: list[str], pad: Scratchpad, asked: list[str]) -> dict[s
     """How the facts write an answer's words: in a passage's text, in a title, in how many passages,
     and the most of the question's words one sentence writing it holds. A passage titled with the
     answer speaks of it throughout ("He was appointed ..."): each of its sentences writes it."""
-    titled = [f for f in pad.facts if _contains(_words(f.title), answer)]
-    writing = [s for f in pad.facts for s in sentences(f.text) if f in titled or _contains(_words(s), answer)]
-    return {"words": len(answer), "in_text": any(_contains(_words(f.text), answer) for f in pad.facts),
-            "titled": bool(titled),
-            "passages": sum(f in titled or _contains(_words(f.text), answer) for f in pad.facts),
+    titled = [_contains(_words(f.title), answer) for f in pad.facts]
+    in_text = [_contains(_words(f.text), answer) for f in pad.facts]
+    writing = [s for f, title in zip(pad.facts, titled) for s in sentences(f.text)
+               if title or _contains(_words(s), answer)]
+    return {"words": len(answer), "in_text": any(in_text), "titled": any(titled),
+            "passages": sum(t or w for t, w in zip(titled, in_text)),
             "near": max((_share(asked, set(_words(s))) for s in writing), default=0.0)}
 
 
