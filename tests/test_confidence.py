@@ -15,8 +15,8 @@ from deltaseek.programs.agent.answer import FinalAnswer, Proposal
 from deltaseek.programs.agent.confidence import SET_ASIDE, answer_signals, follow_confidence
 from deltaseek.programs.agent.evidence import Reading
 from deltaseek.programs.agent.learned_reader import Extracted, shipped_reader
-from deltaseek.programs.agent.learned_reader.model import (CONFIDENCE_SIGNALS, ConfidenceModel, Linear,
-                                                           reader_from_dict)
+from deltaseek.programs.agent.learned_reader.model import (CONFIDENCE_SIGNALS, CalibratedLinear, ConfidenceModel,
+                                                           Linear, reader_from_dict)
 from deltaseek.programs.agent.scratchpad import Fact, Scratchpad
 from deltaseek.programs.index import CorpusIndex, Passage
 from deltaseek.programs.tools import LocalCorpusSearch
@@ -130,13 +130,30 @@ def synthetic_runs(n: int, seed: int = 0) -> list[dict]:
 
 
 def test_a_fitted_model_is_calibrated_and_its_direct_bound_keeps_direct_answers_right():
-    model, held_out = fit_confidence.fit(synthetic_runs(400), direct_precision=0.75)
+    model, held_out, held_right = fit_confidence.fit(synthetic_runs(400), direct_precision=0.75)
     agreeing = model.probability({"origin_extracted": 1.0, "answer_is_read_span": 1.0})
     apart = model.probability({"origin_extracted": 1.0})
     assert agreeing == pytest.approx(0.8, abs=0.08) and apart == pytest.approx(0.2, abs=0.08)
     assert apart < model.direct_bound <= agreeing
     assert model.metrics["held_out_ece"] <= 0.05 and model.metrics["direct_right"] >= 0.75
-    assert len(held_out) == 400
+    assert len(held_out) == len(held_right) == 400
+
+
+def test_the_fit_learns_how_often_an_abstention_is_right_from_the_unanswerable_questions():
+    rng = random.Random(1)
+    rows = synthetic_runs(600)
+    for row in rows:  # one question in three unanswerable, its span seldom in a sentence holding the question's words
+        unanswerable = rng.random() < 1 / 3
+        near = rng.random() < (0.2 if unanswerable else 0.8)
+        row["gold"] = {"answerability": "unlikely" if unanswerable else "direct"}
+        row["scores"]["token_f1"] *= not unanswerable
+        row["confidence_signals"]["question_near_answer"] = float(near)
+    model, held_out, held_right = fit_confidence.fit(rows)
+    far, near = (model.abstention_probability({"origin_extracted": 1.0, "question_near_answer": v}) for v in (0.0, 1.0))
+    assert far == pytest.approx(2 / 3, abs=0.1) and near == pytest.approx(1 / 9, abs=0.08)  # Bayes: 0.27/0.40, 0.07/0.60
+    assert round(expected_calibration_error(held_out, held_right), 4) == model.metrics["held_out_ece"]
+    # runs with no unanswerable question: an abstention is never right, whatever the signals
+    assert fit_confidence.fit(synthetic_runs(200))[0].abstention_probability({"question_near_answer": 0.0}) == 0.0
 
 
 def test_fitting_refuses_test_runs_with_the_file_and_line(tmp_path):
@@ -240,11 +257,19 @@ def test_a_span_below_the_readers_threshold_is_an_answer_where_its_confidence_re
     assert (final.text, final.origin, final.answerability) == ("Ada Lind", "extracted", "unknown")
     assert caveat.startswith("A best guess") and "reader_sure" not in signals  # zeros are left out
     assert confidence == pytest.approx(0.8, abs=0.05) and "abstains" not in signals
-    for model in (model.model_copy(update={"abstain_bound": 0.9}), model.model_copy(update={"abstain_bound": None})):
-        final, confidence, signals, caveat = settled(replace(unstated), span, model, doubted)
-        assert (final.text, final.origin, caveat) == (unstated.text, "evidence", None) and signals["abstains"] == 1.0
-    doubting = model.model_copy(update={"abstain_bound": 0.9, "set_aside_right": 0.3})
-    assert settled(replace(unstated), span, doubting, doubted)[1] == 0.3  # as often right as such spans were on dev
+    final, confidence, signals, caveat = settled(replace(unstated), span, model.model_copy(update={"abstain_bound": None}),
+                                                 doubted)  # no bound: the reader's doubt stands
+    assert (final.text, final.origin, caveat) == (unstated.text, "evidence", None) and signals["abstains"] == 1.0
+    doubting = model.model_copy(update={"abstain_bound": 0.9, "unanswerable": unanswerable_at(0.3)})
+    final, confidence, signals, caveat = settled(replace(unstated), span, doubting, doubted)
+    assert (final.text, final.origin) == (unstated.text, "evidence") and caveat.startswith(f'The reader\'s span "Ada Lind" {SET_ASIDE}')
+    assert confidence == 0.3 and "abstains" not in signals  # the chance the passages do not say, read from the span
+
+
+def unanswerable_at(share: float) -> CalibratedLinear:
+    """A model of whether the passages do not state the answer that says `share`, whatever the run."""
+    zeros = Linear(features=list(CONFIDENCE_SIGNALS), coef=[0.0] * len(CONFIDENCE_SIGNALS), intercept=0.0)
+    return CalibratedLinear(linear=zeros, calibration=[(0.0, share), (1.0, share)])
 
 
 def test_a_span_the_reader_doubts_below_the_abstain_bound_is_set_aside_for_its_sentence():
@@ -253,11 +278,11 @@ def test_a_span_the_reader_doubts_below_the_abstain_bound_is_set_aside_for_its_s
     final, confidence, signals, caveat = settled(FinalAnswer("Tave", "extracted", ["p0"], "direct"), span, model)
     assert final.origin == "evidence" and final.answerability == "unlikely"
     assert "do not state the answer for sure" in final.text and MILL[0].text in final.text  # the closest evidence
-    assert caveat.startswith(f'The reader\'s span "Tave" {SET_ASIDE}') and signals["abstains"] == 1.0
-    # its confidence: how often a span taken as no answer was right on dev, where the model has it
-    final, confidence, _, _ = settled(FinalAnswer("Tave", "extracted", ["p0"], "direct"), span,
-                                      model.model_copy(update={"set_aside_right": 0.4}))
-    assert final.origin == "evidence" and confidence == 0.4
+    assert caveat.startswith(f'The reader\'s span "Tave" {SET_ASIDE}') and signals["answer_is_read_span"] == 1.0
+    # its confidence: the chance that the passages do not state the answer, read from the span's signals
+    final, confidence, signals, _ = settled(FinalAnswer("Tave", "extracted", ["p0"], "direct"), span,
+                                            model.model_copy(update={"unanswerable": unanswerable_at(0.4)}))
+    assert final.origin == "evidence" and confidence == 0.4 and "abstains" not in signals
     # set in the settings, the bound moves: at 0.01 the span stands, as a best guess below direct's 0.99
     final, _, _, caveat = settled(FinalAnswer("Tave", "extracted", ["p0"], "direct"), span, model,
                                   abstain_confidence=0.01)
@@ -281,9 +306,6 @@ def test_the_abstain_bound_is_the_highest_whose_false_abstention_stays_within_th
         confidences.append(0.02 if unanswerable else 0.05 if i < 40 else 0.5)
     bound, figures = fit_confidence.abstain_bound(rows, confidences, max_false=0.15)
     assert 0.05 < bound < 0.5 and figures == {"abstention": 1.0, "false_abstention": round(10 / 70, 4), "set_aside": 40}
-    # taking those 40 spans as no answer was right for the 30 unanswerable questions among them
-    assert fit_confidence.set_aside_right(rows, confidences, bound) == 0.75
-    assert fit_confidence.set_aside_right(rows, confidences, None) is None
     bound, figures = fit_confidence.abstain_bound(rows, confidences, max_false=0.10)
     assert 0.02 < bound <= 0.05 and figures["false_abstention"] == 0.0 and figures["set_aside"] == 30
     # a set with no unanswerable question (two-hop questions) says nothing of the trade: not counted

@@ -4,7 +4,8 @@ label that follows from it.
 `answer_signals` describes the run in numbers that carry over to new text (where the answer came
 from, the type asked, the reader's own doubts, whether the model and the reader agree, how often
 and how near the question's words the passages read write the answer); the reader's
-`ConfidenceModel` turns them into the probability that the answer is right. `settle` takes the
+`ConfidenceModel` turns them into the probability that the answer is right (for an abstention,
+that the passages do not state it). `settle` takes the
 reader's span as an answer or as none by that probability (the reader's own threshold decides
 only whether to search on); `follow_confidence` then labels the answer: `direct` only at or above
 the model's bound, else a best guess (`unknown`) whose caveat states the confidence.
@@ -73,17 +74,17 @@ SET_ASIDE = "was set aside for its low confidence"
 def settle(pad: Scratchpad, final: FinalAnswer, reading: Reading, proposal: Proposal, missing_subjects: list[str],
            stopped_early: bool, reader: ReaderModel,
            settings: AgentSettings) -> tuple[FinalAnswer, float | None, dict[str, float], str | None]:
-    """The final answer as its confidence leaves it, the confidence, its signals, and the caveat
-    saying what the confidence changed. One bound, the abstain bound, decides whether a span the
-    reader read is an answer: one whose confidence is below it is taken as no answer (the facts
-    read are said not to state it, its sentence quoted as the closest evidence), and one the
-    reader doubted (below its own threshold) whose confidence reaches it is shown as an answer.
-    The label then follows the confidence (`follow_confidence`)."""
+    """The final answer as its confidence leaves it, the confidence, the signals it was read from,
+    and the caveat saying what the confidence changed. One bound, the abstain bound, decides
+    whether a span the reader read is an answer: one whose confidence is below it is taken as no
+    answer (the facts read are said not to state it, its sentence quoted as the closest evidence),
+    and one the reader doubted (below its own threshold) whose confidence reaches it is shown as an
+    answer. An abstention's confidence is the probability that the passages do not state the
+    answer; an answer's label then follows its confidence (`follow_confidence`)."""
     signals = answer_signals(pad, final, reading, proposal, missing_subjects, stopped_early)
     model = reader.confidence if reader.confidence and reader.confidence.profile == pad.profile else None
     if model is None:
         return final, None, signals, None
-    confidence = round(model.probability(signals), 4)
     abstain = _setting(settings.abstain_confidence, model.abstain_bound)
     direct = _setting(settings.direct_confidence, model.direct_bound)
     if abstain is not None and doubted_by_the_reader(final, reading, missing_subjects):
@@ -91,19 +92,29 @@ def settle(pad: Scratchpad, final: FinalAnswer, reading: Reading, proposal: Prop
         span.replaced_because = final.replaced_because
         span_signals = answer_signals(pad, span, reading, proposal, missing_subjects, stopped_early)
         span_confidence = round(model.probability(span_signals), 4)
-        if span_confidence < abstain:
-            return final, _set_aside_confidence(model, confidence), signals, None
-        return span, span_confidence, span_signals, follow_confidence(span, span_confidence, direct)
+        if span_confidence >= abstain:
+            return span, span_confidence, span_signals, follow_confidence(span, span_confidence, direct)
+        return final, *_set_aside(model, span, span_confidence, span_signals, abstain)
+    if "abstains" in signals:
+        return final, round(model.abstention_probability(signals), 4), signals, None
+    confidence = round(model.probability(signals), 4)
     read_spans = [e for e in reading.spans if READ_BY_THE_READER in e.signals]
     if (abstain is not None and confidence < abstain and final.origin == "extracted"
             and read_spans and final.answerability in ("direct", "unknown")):
-        caveat = (f"The reader's span \"{final.text}\" {SET_ASIDE}, {confidence:.1%}, below the {abstain:.1%} "
-                  "under which the program takes the passages not to state the answer.")
         doubted = program_answer(pad, Reading(unsure=[*reading.spans, *reading.unsure], answerability="unlikely"))
         doubted.replaced_because = final.replaced_because
-        signals = answer_signals(pad, doubted, reading, proposal, missing_subjects, stopped_early)
-        return doubted, _set_aside_confidence(model, round(model.probability(signals), 4)), signals, caveat
+        return doubted, *_set_aside(model, final, confidence, signals, abstain)
     return final, confidence, signals, follow_confidence(final, confidence, direct)
+
+
+def _set_aside(model: ConfidenceModel, span: FinalAnswer, confidence: float, signals: dict[str, float],
+               abstain: float) -> tuple[float, dict[str, float], str]:
+    """The confidence, signals and caveat of taking the reader's `span` (its confidence
+    `confidence`, its signals `signals`) as no answer: the confidence is the probability that the
+    passages do not state the answer, read from the span's signals, as fitted."""
+    caveat = (f"The reader's span \"{span.text}\" {SET_ASIDE}, {confidence:.1%}, below the {abstain:.1%} "
+              "under which the program takes the passages not to state the answer.")
+    return round(model.abstention_probability(signals), 4), signals, caveat
 
 
 def doubted_by_the_reader(final: FinalAnswer, reading: Reading, missing_subjects: list[str]) -> bool:
@@ -113,12 +124,6 @@ def doubted_by_the_reader(final: FinalAnswer, reading: Reading, missing_subjects
     return (final.origin == "evidence" and not missing_subjects and not reading.spans and not reading.proxies
             and bool(reading.unsure) and all(READ_BY_THE_READER in e.signals for e in reading.unsure)
             and final.sources == [reading.unsure[0].source])
-
-
-def _set_aside_confidence(model: ConfidenceModel, linear: float) -> float:
-    """An answer's confidence where the reader's span was taken as no answer: how often that was
-    right on dev (`ConfidenceModel.set_aside_right`), else the linear model's."""
-    return model.set_aside_right if model.set_aside_right is not None else linear
 
 
 def _setting(value: float | None, fitted: float | None) -> float | None:

@@ -84,37 +84,16 @@ answer came from and its label, the type asked, the reader's own signals, and ho
 in the passages read. None names a word of a passage: what it learns carries over to new text."""
 
 
-class ConfidenceModel(BaseModel):
-    """The probability that an answer shown is right: a logistic regression over the run's
-    signals, then a calibration map (Platt's sigmoid or an isotonic regression, as points) fitted on
-    held-out questions, so that of the answers given 0.7
-    about seven in ten are right. `direct_bound` is the least confidence labelled `direct`, chosen
-    on dev so that the answers labelled so were right at least `direct_precision` of the time."""
+class CalibratedLinear(BaseModel):
+    """A probability: a logistic regression over the run's signals, then a calibration map
+    (Platt's sigmoid or an isotonic regression, as points) fitted on held-out questions, so that
+    of the runs given 0.7 about seven in ten are so."""
 
     model_config = ConfigDict(allow_inf_nan=False)
 
     linear: Linear
     calibration: list[tuple[float, float]] = Field(min_length=2)
     """The calibration map as points (the linear model's probability, the calibrated one), increasing."""
-    direct_bound: float = Field(ge=0.0, le=1.0)
-    direct_precision: float = Field(0.75, ge=0.0, le=1.0)
-    abstain_bound: float | None = Field(None, ge=0.0, le=1.0)
-    """Below this confidence the reader's own span is no answer: the facts read are taken not to
-    hold one (`unlikely`, with the span's sentence as the closest evidence). Chosen on dev as the
-    highest bound whose false abstention on answerable questions stays within
-    `max_false_abstention`; None where the dev runs held no unanswerable question to choose it on.
-    A model's answer is never replaced by it: only a named failure replaces the model's answer."""
-    max_false_abstention: float = Field(0.20, ge=0.0, le=1.0)
-    set_aside_right: float | None = Field(None, ge=0.0, le=1.0)
-    """The confidence of an answer that takes a span below `abstain_bound` as no answer: the share
-    of such spans on dev whose question the passages did not answer. (The linear model reads the
-    span's signals as an answer's; a span it doubts is often the sign of an unanswerable question.)"""
-    profile: str = "small"
-    """The profile of the runs it was fitted on: a run of another profile (a capable model's, whose
-    answers are right far more often) carries no confidence rather than one calibrated on another
-    model's answers, and keeps its labels."""
-    fitted_on: dict = Field(default_factory=dict)
-    metrics: dict = Field(default_factory=dict)
 
     @model_validator(mode="after")
     def _increasing_map(self):
@@ -133,6 +112,40 @@ class ConfidenceModel(BaseModel):
             if raw <= x1:
                 return y0 if x1 == x0 else y0 + (y1 - y0) * (raw - x0) / (x1 - x0)
         return points[-1][1]
+
+
+class ConfidenceModel(CalibratedLinear):
+    """The probability that an answer shown is right (its own linear model and map, fitted on the
+    runs that answered), and that the passages do not state the answer (`unanswerable`, fitted on
+    every run): an abstention is right as often as that. `direct_bound` is the least confidence
+    labelled `direct`, chosen on dev so that the answers labelled so were right at least
+    `direct_precision` of the time."""
+
+    direct_bound: float = Field(ge=0.0, le=1.0)
+    direct_precision: float = Field(0.75, ge=0.0, le=1.0)
+    abstain_bound: float | None = Field(None, ge=0.0, le=1.0)
+    """Below this confidence the reader's own span is no answer: the facts read are taken not to
+    hold one (`unlikely`, with the span's sentence as the closest evidence). Chosen on dev as the
+    highest bound whose false abstention on answerable questions stays within
+    `max_false_abstention`; None where the dev runs held no unanswerable question to choose it on.
+    A model's answer is never replaced by it: only a named failure replaces the model's answer."""
+    max_false_abstention: float = Field(0.20, ge=0.0, le=1.0)
+    unanswerable: CalibratedLinear | None = None
+    """The probability that the passages read do not state the answer, from the same signals: the
+    confidence of an abstention, and of a span taken as no answer (read from the span's signals,
+    for a span the answer model doubts is often the sign of an unanswerable question). Fitted on
+    every run, its map constant where the runs held no unanswerable question. None (a model fitted
+    before it had one): the answer model reads the abstention."""
+    profile: str = "small"
+    """The profile of the runs it was fitted on: a run of another profile (a capable model's, whose
+    answers are right far more often) carries no confidence rather than one calibrated on another
+    model's answers, and keeps its labels."""
+    fitted_on: dict = Field(default_factory=dict)
+    metrics: dict = Field(default_factory=dict)
+
+    def abstention_probability(self, signals: dict[str, float]) -> float:
+        """How likely an abstention, or taking the span `signals` describe as no answer, is right."""
+        return (self.unanswerable or self).probability(signals)
 
 
 class ReaderModel(BaseModel):
@@ -228,9 +241,11 @@ def reader_from_dict(data: dict, source: str) -> ReaderModel:
         if problem := feature_mismatch(getattr(reader, name), computed, lexical):
             raise ProgramFileError(f"{source}: reader field '{name}': {problem}; retrain it with "
                                    "python -m deltaseek.optimize.train_reader")
-    if reader.confidence and (problem := feature_mismatch(reader.confidence.linear, CONFIDENCE_SIGNALS)):
-        raise ProgramFileError(f"{source}: reader field 'confidence': {problem}; refit it with "
-                               "python -m deltaseek.optimize.fit_confidence")
+    confidence = reader.confidence
+    for part in (confidence, confidence and confidence.unanswerable):
+        if part and (problem := feature_mismatch(part.linear, CONFIDENCE_SIGNALS)):
+            raise ProgramFileError(f"{source}: reader field 'confidence': {problem}; refit it with "
+                                   "python -m deltaseek.optimize.fit_confidence")
     if reader.adapter:
         adapter = Path(source).parent / reader.adapter
         if not adapter.is_file():
