@@ -20,14 +20,14 @@ from deltaseek.programs.agent.fallbacks import clean_items, heuristic_task_kind
 from deltaseek.programs.agent.final import finish
 from deltaseek.programs.agent.learned_reader import ReaderModel, shipped_reader
 from deltaseek.programs.agent.lm_faults import raise_if_fatal, record_lm_fault
-from deltaseek.programs.agent.moves import (Move, admit_call, dispose, move_outputs, program_move, recover_text_call,
-                                            trace_what_was_done)
-from deltaseek.programs.agent.policy import Verdict, answerability_settled, steering, stop_verdict
+from deltaseek.programs.agent.moves import (Move, admit_call, check_refinement, dispose, move_outputs, program_move,
+                                            recover_text_call, trace_what_was_done)
+from deltaseek.programs.agent.policy import Verdict, answerability_settled, count_model_move, steering, stop_verdict
 from deltaseek.programs.agent.profile import SMALL, Profile, choose_profile, profile_for
-from deltaseek.programs.agent.program_file import shipped_program_path
 from deltaseek.programs.agent.prompting import observation, rendered_scratchpad, step_guidance
 from deltaseek.programs.agent.question import check_question
-from deltaseek.programs.agent.saved_state import CALIBRATED_SETTINGS, SavedState
+from deltaseek.programs.agent.program_file import load_program_file, shipped_program_path
+from deltaseek.programs.agent.saved_state import CALIBRATED_SETTINGS, keep_settings, saved_state, split_saved_state
 from deltaseek.programs.agent.scratchpad import Fact, Scratchpad, StepRecord, ToolCall
 from deltaseek.programs.agent.settings import AgentSettings, run_budgets
 from deltaseek.programs.tools.base import SearchTool, ToolResult, ToolStatus, tools_naming
@@ -41,7 +41,7 @@ FACT_CHARS = 3000
 fits; 1200 cut the tail off one bundled passage in ten, and the answer with it); prompts show less."""
 
 
-class DeltaSeek(SavedState, dspy.Module):
+class DeltaSeek(dspy.Module):
     """The guarded search agent: `DeltaSeek(tools)(question=...)` returns a Prediction with the
     answer, answerability, caveats, assumptions, sources, stop reason, tool calls and scratchpad.
 
@@ -67,6 +67,39 @@ class DeltaSeek(SavedState, dspy.Module):
         self.judge = dspy.Predict(JudgeAnswerability)
         self.classify = dspy.Predict(ClassifyTask)
         self.synthesize = dspy.Predict(Synthesize)
+
+    @classmethod
+    def from_compiled(cls, path, tools: list[SearchTool] | None = None,
+                      settings: AgentSettings | None = None) -> "DeltaSeek":
+        """A program with the prompts (instructions and demos) of a compiled JSON state file or of
+        an MLflow model URI (`models:/NAME/VERSION`), checked against this program's predictors
+        before it is loaded. The settings saved with it (calibrated or tuned) replace those of
+        `settings`: they were measured with its prompts."""
+        program = cls(tools=tools, settings=settings)
+        load_program_file(program, path)
+        return program
+
+    def dump_state(self, json_mode=True):
+        """DSPy's state of the predictors, with the settings measured on labeled data and the reader."""
+        return saved_state(self, super().dump_state(json_mode=json_mode))
+
+    def load_state(self, state, **kwargs):
+        """DSPy's own load of the predictors, then the settings and reader saved beside them."""
+        state, settings = split_saved_state(self, state)
+        super().load_state(state, **kwargs)
+        keep_settings(self, settings)
+        return self
+
+    def keep_settings(self, values: dict) -> None:
+        """Run with these settings and save them with the program (`saved_state.keep_settings`)."""
+        keep_settings(self, values)
+
+    def with_settings(self, settings: AgentSettings) -> "DeltaSeek":
+        """Another program with this one's tools, prompts and reader, run with `settings`."""
+        program = type(self)(tools=list(self.tools.values()), settings=settings, reader=self.reader)
+        program.load_state(self.dump_state())
+        program.settings = settings
+        return program
 
     @property
     def tool_names(self) -> list[str]:
@@ -122,8 +155,8 @@ class DeltaSeek(SavedState, dspy.Module):
             move = Move(False, self.tool_names[0], pad.question, "tool_first", prediction=move.prediction)
         call = admit_call(self, pad, move)
         if asked_model:
-            self.count_model_move(pad, replaced=move.origin == "program" or call is None
-                                  or call.origin in ("diversified", "program"))
+            count_model_move(pad, self.profile(pad), replaced=move.origin == "program" or call is None
+                             or call.origin in ("diversified", "program"))
         if move.prediction is not None and (call is None or (call.tool, call.query) != (move.tool, move.query)):
             trace_what_was_done(move.prediction, move_outputs(call))
         if call is None:
@@ -181,17 +214,6 @@ class DeltaSeek(SavedState, dspy.Module):
         if move.origin == "program" or move.synthesize:
             trace_what_was_done(out, move_outputs(move))
         return move
-
-    def count_model_move(self, pad: Scratchpad, replaced: bool) -> None:
-        """Count the model's moves the checks replaced in a row; at the limit the program leads
-        (on unseen questions four in five of the embedded model's later moves were
-        replaced, each after a step call whose seconds were spent for nothing)."""
-        pad.replaced_moves_in_a_row = pad.replaced_moves_in_a_row + 1 if replaced else 0
-        limit = self.profile(pad).replaced_moves_before_program_leads
-        if limit and pad.replaced_moves_in_a_row >= limit:
-            pad.program_leads = True
-            pad.steps[-1].note += (("; " if pad.steps[-1].note else "") + "the program makes the next moves: the "
-                                   f"model's last {pad.replaced_moves_in_a_row} move(s) were replaced")
 
     def learned_reader(self) -> ReaderModel:
         """The reader's weights the program reads with: its own, else the shipped ones."""
@@ -259,29 +281,7 @@ class DeltaSeek(SavedState, dspy.Module):
         observed = observation(pad, result, self.tool_names, self.profile(pad), guard.next_unused_strategy(pad))
         pad.steps[-1].observation = observed
         pad.notes.append(observed)
-        self.check_refinement(pad)
-
-    def check_refinement(self, pad: Scratchpad) -> None:
-        """Weak results call for a refined query; a streak of them calls for an answerability judgment
-        where the evidence cannot decide: the judge's, on a call a step did not make (the program
-        made the move), else the next step's own answerability claim stands for it."""
-        reason = guard.refinement_reason(pad, self.settings.relevance_drop)
-        if reason is None:
-            return
-        strategy = guard.next_unused_strategy(pad)
-        pad.notes.append(text.refine_note(reason, strategy))
-        weak = guard.weak_search_streak(pad) >= self.settings.weak_results_before_judging
-        spare_call = pad.lm_calls < pad.step  # at most steps + 1 calls: one per step, and the answer's
-        if weak and pad.evidence_answerability == "untyped" and not pad.model_unusable and spare_call:
-            try:
-                out = self.call_lm(pad, self.judge, question=pad.question, facts=[f.text[:160] for f in pad.facts[-6:]],
-                                 tried_queries=pad.tried_queries)
-                if out.answerability in ANSWERABILITY:
-                    pad.claimed_answerability = out.answerability
-                pad.uncertainties.append(f"answerability {out.answerability}: {out.reason}")
-            except Exception as exc:
-                raise_if_fatal(exc)  # without a judgment the exhaustion guard still ends the search
-                record_lm_fault(pad, "judge", exc)
+        check_refinement(self, pad)
 
 
 def shipped_program(tools: list[SearchTool] | None = None, settings: AgentSettings | None = None) -> DeltaSeek:

@@ -26,6 +26,8 @@ from deltaseek.programs.agent.settings import AgentSettings
 from deltaseek.programs.agent.text_calls import parse_text_tool_call
 from deltaseek.programs.text import meaningful_tokens, named_entities
 from deltaseek.programs.tools.base import SearchTool, ToolResult, ToolStatus
+from deltaseek.signatures import ANSWERABILITY
+from deltaseek.signatures import guidance as text
 
 
 @dataclass
@@ -44,13 +46,15 @@ class Move:
 
 class MoveChecksHost(Protocol):
     """What the checks on a move read of the program: its tools and settings, the names the
-    prompt holds, its profile and reader for the run, and the predictor that diversifies a query."""
+    prompt holds, its profile and reader for the run, and the predictors that diversify a query
+    and judge the answerability."""
 
     tools: dict[str, SearchTool]
     tool_names: list[str]
     settings: AgentSettings
     reserved_names: set[str]
     diversify: dspy.Predict
+    judge: dspy.Predict
 
     def profile(self, pad: Scratchpad | None = None) -> Profile: ...
     def learned_reader(self) -> ReaderModel: ...
@@ -197,3 +201,26 @@ def trace_what_was_done(prediction: dspy.Prediction, outputs: dict) -> None:
     for name, value in outputs.items():
         if name in prediction:
             prediction[name] = value
+
+
+def check_refinement(agent: MoveChecksHost, pad: Scratchpad) -> None:
+    """Weak results call for a refined query; a streak of them calls for an answerability judgment
+    where the evidence cannot decide: the judge's, on a call a step did not make (the program
+    made the move), else the next step's own answerability claim stands for it."""
+    reason = guard.refinement_reason(pad, agent.settings.relevance_drop)
+    if reason is None:
+        return
+    strategy = guard.next_unused_strategy(pad)
+    pad.notes.append(text.refine_note(reason, strategy))
+    weak = guard.weak_search_streak(pad) >= agent.settings.weak_results_before_judging
+    spare_call = pad.lm_calls < pad.step  # at most steps + 1 calls: one per step, and the answer's
+    if weak and pad.evidence_answerability == "untyped" and not pad.model_unusable and spare_call:
+        try:
+            out = agent.call_lm(pad, agent.judge, question=pad.question, facts=[f.text[:160] for f in pad.facts[-6:]],
+                                tried_queries=pad.tried_queries)
+            if out.answerability in ANSWERABILITY:
+                pad.claimed_answerability = out.answerability
+            pad.uncertainties.append(f"answerability {out.answerability}: {out.reason}")
+        except Exception as exc:
+            raise_if_fatal(exc)  # without a judgment the exhaustion guard still ends the search
+            record_lm_fault(pad, "judge", exc)

@@ -92,3 +92,15 @@ STOP_CHECKS = (hard_budget, search_limit, answerability_settled, search_exhauste
 def stop_verdict(pad: Scratchpad, settings: AgentSettings, profile: Profile) -> Verdict | None:
     """The first stop check's verdict, or None: the loop takes another step."""
     return next((verdict for check in STOP_CHECKS if (verdict := check(pad, settings, profile)) is not None), None)
+
+
+def count_model_move(pad: Scratchpad, profile: Profile, replaced: bool) -> None:
+    """Count the model's moves the checks replaced in a row; at the profile's limit the program
+    leads (on unseen questions four in five of the embedded model's later moves were replaced,
+    each after a step call whose seconds were spent for nothing)."""
+    pad.replaced_moves_in_a_row = pad.replaced_moves_in_a_row + 1 if replaced else 0
+    limit = profile.replaced_moves_before_program_leads
+    if limit and pad.replaced_moves_in_a_row >= limit:
+        pad.program_leads = True
+        pad.steps[-1].note += (("; " if pad.steps[-1].note else "") + "the program makes the next moves: the "
+                               f"model's last {pad.replaced_moves_in_a_row} move(s) were replaced")
