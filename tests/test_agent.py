@@ -523,3 +523,28 @@ def test_the_reader_reads_a_long_passage_to_its_end(use_lm):
     pred = run(engine, [LocalCorpusSearch(CorpusIndex.build([long_passage, *TARBURY]))],
                "Who founded the Tarbury bell foundry?", use_lm, profile="small")
     assert pred.answer.startswith("Ada Lind")
+
+
+def test_the_trajectory_is_append_only_what_a_step_recorded_is_never_rewritten(bundled_index, use_lm):
+    """Steps, calls and facts are a record of what happened: a later step adds to them, never edits them."""
+    snapshots = []
+
+    class Recorded(DeltaSeek):
+        def step(self, pad):
+            verdict = super().step(pad)
+            snapshots.append(pad.model_dump(include={"steps", "tool_calls", "facts"}))
+            return verdict
+
+    engine = ScriptedEngine(  # the seed's stuck query, blocked, diversified and judged: every kind of record
+        classify=classify("aggregate_or_ill_posed"), step=lambda _: step(STUCK_QUERY),
+        diversify=lambda _: {"query": "ollama github stars docker pulls"},
+        judge=lambda _: {"answerability": "proxy_only", "reason": "no adoption rate is published"},
+        synthesize=lambda _: synth("By proxies, Ollama has more GitHub stars.", answerability="proxy_only"))
+    program = Recorded(tools=[LocalCorpusSearch(bundled_index)])
+    with use_lm(scripted_lm(engine)):
+        pred = program(question=MAG7)
+    final = pred.scratchpad.model_dump(include={"steps", "tool_calls", "facts"})
+    assert len(snapshots) >= 3 and blocked(pred) and executed(pred)
+    for snapshot in snapshots:
+        for name, records in snapshot.items():
+            assert final[name][:len(records)] == records, f"{name} rewritten after step {len(snapshot['steps'])}"
