@@ -5,10 +5,10 @@ label that follows from it.
 from, the type asked, the reader's own doubts, whether the model and the reader agree, how often
 and how near the question's words the passages read write the answer); the reader's
 `ConfidenceModel` turns them into the probability that the answer is right (for an abstention,
-that the passages do not state it). `settle` takes the
-reader's span as an answer or as none by that probability (the reader's own threshold decides
-only whether to search on); `follow_confidence` then labels the answer: `direct` only at or above
-the model's bound, else a best guess (`unknown`) whose caveat states the confidence.
+that the passages do not state it). `settle` takes the reader's span as an answer or as none by
+that probability (the reader's own threshold decides only whether to search on);
+`follow_confidence` then labels the answer: `direct` only at or above the model's bound, else a
+best guess (`unknown`) whose caveat states the confidence.
 """
 
 from __future__ import annotations
