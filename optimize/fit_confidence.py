@@ -81,7 +81,7 @@ def fit(rows: list[dict], direct_precision: float = 0.75, max_false_abstention: 
         raise DatasetError(f"{answered.sum()} of {len(answered)} answers right: too few of one kind to tell apart")
     answer, answer_held = calibrated_linear(x[~abstaining], answered, method, seed)
     no_answer, no_answer_held = calibrated_linear(x, unanswerable, method, seed)
-    held = np.where(abstaining, no_answer_held, 0.0)
+    held = no_answer_held.copy()  # an abstention's confidence; a run that answered, its answer's
     held[~abstaining] = answer_held
     answers = [i for i, row in enumerate(rows) if not abstaining[i] and row.get("answerability") != "proxy_only"]
     bound = direct_bound([held[i] for i in answers], [bool(right[i]) for i in answers], direct_precision)
