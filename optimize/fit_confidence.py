@@ -30,7 +30,7 @@ import numpy as np
 from deltaseek.errors import DatasetError, ProgramFileError
 from deltaseek.metrics.calibration import expected_calibration_error, is_right, reliability_lines
 from deltaseek.optimize.results_file import numbered_rows
-from deltaseek.programs.agent.confidence import READ_BY_THE_READER, SET_ASIDE
+from deltaseek.programs.agent.confidence import SET_ASIDE, settable_aside
 from deltaseek.programs.agent.learned_reader.model import (CONFIDENCE_SIGNALS, CalibratedLinear, ConfidenceModel,
                                                            Linear, load_reader)
 
@@ -181,9 +181,7 @@ def abstain_bound(rows: list[dict], confidences: list[float], max_false: float) 
 
 def readers_spans(rows: list[dict]) -> list[int]:
     """The rows whose answer is a span the reader read: those an abstain bound can set aside."""
-    return [i for i, row in enumerate(rows) if not row["confidence_signals"].get("abstains") and row.get(
-        "answerability") in ("direct", "unknown") and {"origin_extracted", READ_BY_THE_READER} <= set(
-        row["confidence_signals"])]
+    return [i for i, row in enumerate(rows) if settable_aside(row["confidence_signals"], row.get("answerability"))]
 
 
 class CalibrationMap:

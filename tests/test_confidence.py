@@ -12,7 +12,7 @@ from deltaseek.errors import DatasetError, ProgramFileError
 from deltaseek.metrics.calibration import direct_figures, expected_calibration_error, reliability
 from deltaseek.optimize import fit_confidence
 from deltaseek.programs.agent.answer import FinalAnswer, Proposal
-from deltaseek.programs.agent.confidence import SET_ASIDE, answer_signals, follow_confidence
+from deltaseek.programs.agent.confidence import SET_ASIDE, answer_signals, follow_confidence, settable_aside
 from deltaseek.programs.agent.evidence import Reading
 from deltaseek.programs.agent.learned_reader import Extracted, shipped_reader
 from deltaseek.programs.agent.learned_reader.model import (CONFIDENCE_SIGNALS, CalibratedLinear, ConfidenceModel,
@@ -294,6 +294,22 @@ def test_the_models_answer_is_never_set_aside_for_a_low_confidence():
     model = confidence_model(bound=0.9).model_copy(update={"abstain_bound": 0.99})
     final, _, _, caveat = settled(FinalAnswer("Ada Lind", "lm", ["p0"], "direct"), span, model)
     assert (final.text, final.origin, final.answerability) == ("Ada Lind", "lm", "unknown")  # shown, as a best guess
+
+
+def test_what_the_abstain_bound_can_set_aside_is_one_rule_for_a_run_and_for_its_record():
+    span = Extracted("Tave", MILL[0].text, "p0", "place", 1.0, 0.2, 0.1, {"ranker_share": 0.3})
+    model = confidence_model(bound=0.99).model_copy(update={"abstain_bound": 0.9})
+    for answer, set_aside in [(FinalAnswer("Tave", "extracted", ["p0"], "direct"), True),
+                              (FinalAnswer("Tave", "extracted", ["p0"], "unknown"), True),
+                              (FinalAnswer("Ada Lind", "lm", ["p0"], "direct"), False),
+                              (FinalAnswer("Tave", "extracted", ["p0"], "proxy_only"), False)]:
+        final, _, signals, caveat = settled(answer, span, model)
+        record = {"answerability": answer.answerability, "confidence_signals": signals}
+        assert (SET_ASIDE in (caveat or "")) == set_aside == bool(fit_confidence.readers_spans([record])), answer
+    # a span no ranker read (a comparison, a description) is never set aside
+    compared = replace(span, signals={})
+    final, _, signals, caveat = settled(FinalAnswer("Tave", "extracted", ["p0"], "direct"), compared, model)
+    assert final.text == "Tave" and not settable_aside(signals, "direct")
 
 
 def test_the_abstain_bound_is_the_highest_whose_false_abstention_stays_within_the_limit():

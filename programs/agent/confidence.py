@@ -91,30 +91,41 @@ def settle(pad: Scratchpad, final: FinalAnswer, reading: Reading, proposal: Prop
         span = program_answer(pad, Reading(spans=reading.unsure, answerability="unknown"))
         span.replaced_because = final.replaced_because
         span_signals = answer_signals(pad, span, reading, proposal, missing_subjects, stopped_early)
-        span_confidence = round(model.probability(span_signals), 4)
-        if span_confidence >= abstain:
-            return span, span_confidence, span_signals, follow_confidence(span, span_confidence, direct)
-        return final, *_set_aside(model, span, span_confidence, span_signals, abstain)
-    if "abstains" in signals:
-        return final, round(model.abstention_probability(signals), 4), signals, None
-    confidence = round(model.probability(signals), 4)
-    read_spans = [e for e in reading.spans if READ_BY_THE_READER in e.signals]
-    if (abstain is not None and confidence < abstain and final.origin == "extracted"
-            and read_spans and final.answerability in ("direct", "unknown")):
+        if _rounded(model.probability(span_signals)) < abstain:
+            return final, *_set_aside(model, span, span_signals, abstain)
+        final, signals = span, span_signals  # the doubted span is given: its confidence reaches the bound
+    elif "abstains" in signals:
+        return final, _rounded(model.abstention_probability(signals)), signals, None
+    elif (abstain is not None and settable_aside(signals, final.answerability)
+          and _rounded(model.probability(signals)) < abstain):
         doubted = program_answer(pad, Reading(unsure=[*reading.spans, *reading.unsure], answerability="unlikely"))
         doubted.replaced_because = final.replaced_because
-        return doubted, *_set_aside(model, final, confidence, signals, abstain)
+        return doubted, *_set_aside(model, final, signals, abstain)
+    confidence = _rounded(model.probability(signals))
     return final, confidence, signals, follow_confidence(final, confidence, direct)
 
 
-def _set_aside(model: ConfidenceModel, span: FinalAnswer, confidence: float, signals: dict[str, float],
+def settable_aside(signals: dict[str, float], label: str | None) -> bool:
+    """Whether an answer of these signals and label is a span the reader read, which the abstain
+    bound can take as no answer: not an abstention, a proxy answer, the model's own answer, a
+    comparison or a description. `settle` asks it of a run, `fit_confidence` of a run's record."""
+    return ("abstains" not in signals and label in ("direct", "unknown")
+            and "origin_extracted" in signals and READ_BY_THE_READER in signals)
+
+
+def _set_aside(model: ConfidenceModel, span: FinalAnswer, signals: dict[str, float],
                abstain: float) -> tuple[float, dict[str, float], str]:
-    """The confidence, signals and caveat of taking the reader's `span` (its confidence
-    `confidence`, its signals `signals`) as no answer: the confidence is the probability that the
-    passages do not state the answer, read from the span's signals, as fitted."""
-    caveat = (f"The reader's span \"{span.text}\" {SET_ASIDE}, {confidence:.1%}, below the {abstain:.1%} "
-              "under which the program takes the passages not to state the answer.")
-    return round(model.abstention_probability(signals), 4), signals, caveat
+    """The confidence, signals and caveat of taking the reader's `span` (its signals `signals`) as
+    no answer: the confidence is the probability that the passages do not state the answer, read
+    from the span's signals, as fitted."""
+    caveat = (f"The reader's span \"{span.text}\" {SET_ASIDE}, {_rounded(model.probability(signals)):.1%}, below "
+              f"the {abstain:.1%} under which the program takes the passages not to state the answer.")
+    return _rounded(model.abstention_probability(signals)), signals, caveat
+
+
+def _rounded(probability: float) -> float:
+    """A confidence as shown and compared with the bounds: four decimals."""
+    return round(probability, 4)
 
 
 def doubted_by_the_reader(final: FinalAnswer, reading: Reading, missing_subjects: list[str]) -> bool:
