@@ -69,6 +69,10 @@ FRAMES = [
     "{answer} is the answer, according to the sources.",
     "Answer: **{answer}**",
     "I believe the correct answer is {answer}.",
+    "{answer} (as stated in the retrieved passages)",
+    "{answer} - as noted in the second source.",
+    "The passages discuss this directly. The answer is {answer}.",
+    "I searched twice. It is {answer}.",
 ]
 """Sentences a capable model puts round its answer, written here by hand."""
 RIGHT_ANSWERS = [
@@ -279,6 +283,12 @@ def test_a_wrong_answer_in_a_sentence_is_still_named_and_set_aside(answer, named
 
 def test_the_claim_of_an_answer_leaves_out_its_framing_only():
     assert checks.claim("Based on the passages, Ada Lind founded it.") == "Ada Lind founded it."
+    # a remark on the reading beside the claim is frame; one with a name, a number, yes or no is a claim
+    assert checks.claim("The sources discuss the guild at length. It was Ada Lind.") == "Ada Lind."
+    assert checks.claim("Ada Lind (see passage 2)") == "Ada Lind"
+    assert checks.claim("Ada Lind (born 1850)") == "Ada Lind (born 1850)"
+    assert checks.claim("I believe it is yes. Both were born in 1850.") == "yes. Both were born in 1850."
+    assert checks.claim("The passages say no. Both were Veltrian.") == "no. Both were Veltrian."
     assert checks.claim("In 1903, Ada Lind founded it.") == "In 1903, Ada Lind founded it."  # a year is a claim
     assert checks.claim("Mira Holt, not Ada Lind, founded it.") == "Mira Holt, not Ada Lind, founded it."  # a name too
 

@@ -13,11 +13,12 @@ from __future__ import annotations
 
 import re
 
-from deltaseek.programs.text import named_entities, stopwords
+from deltaseek.programs.text import DIGITS_OF_NUMBER_WORDS, named_entities, stopwords
 
 EVIDENCE_TALK = frozenset("""passage passages source sources fact facts evidence text texts document documents context
 provided read found say says said state states stated mention mentions mentioned according based given search searches
-show shows showed shown indicate indicates indicated suggest suggests suggested confirm confirms confirmed""".split())
+show shows showed shown indicate indicates indicated suggest suggests suggested confirm confirms confirmed
+retrieved""".split())
 """Words an answer uses about the passages themselves ("the passages say that", "according to the
 sources"): framing, not a claim of its own to find in them."""
 FRAME_WORDS = frozenset("""answer answers question correct final short response reply likely probably possibly
@@ -28,24 +29,41 @@ _LEAD_IN = re.compile(r"^\s*([^,:;!?]{1,60})[,:;!]\s+(?=\S)")
 LEAD_IN_WORDS = 6
 """A clause before the first comma this short that names nothing frames the answer ("Based on the
 passages,", "Certainly!", "In short:"); a longer one, or one with a name or a number, is a claim."""
+_REPORTING = re.compile(
+    r"^\s*(?:the\s+|these\s+|those\s+)?(?:passages?|sources?|facts?|texts?|documents?|evidence|searches|"
+    r"(?:search\s+)?results?)(?:\s+\w+){0,3}?\s+(?:say|says|state|states|show|shows|indicate|indicates|suggest|"
+    r"suggests|mention|mentions|confirm|confirms|tell us|make clear)\s+(?:that\s+)?", re.I)
+"""A report of what the passages say: "The passages state that X" claims X."""
 _FRAMES = [re.compile(p, re.I) for p in (
     r"^\s*(?:\*\*|__|[\"'“‘`])+|(?:\*\*|__|[\"'”’`])+(?=[.!]?\s*$)",  # markdown bold, quotes round the answer
     r"^\s*(?:the\s+)?(?:final\s+|short\s+|correct\s+)?answer\s*:\s*",  # a label: "Answer: ..."
     r"^\s*(?:i|we)\s+(?:can\s+|could\s+|would\s+|do\s+)?(?:say|think|believe|conclude|see|note|found|find)"
     r"\s+(?:that\s+)?",
-    r"^\s*(?:the\s+|these\s+|those\s+)?(?:passages?|sources?|facts?|texts?|documents?|evidence|searches|results?)"
-    r"(?:\s+\w+){0,3}?\s+(?:say|says|state|states|show|shows|indicate|indicates|suggest|suggests|mention|mentions|"
-    r"confirm|confirms|tell us|make clear)\s+(?:that\s+)?",
+    _REPORTING.pattern,
     r"^\s*(?:the\s+|my\s+)?(?:(?:correct|final|short|likely|best|right)\s+)?answer(?:\s+to\s+(?:the|this|your)\s+"
     r"question)?\s+(?:is|was|would\s+be|must\s+be|appears\s+to\s+be|seems\s+to\s+be)\s*:?\s+",
     r"^\s*(?:it|this|that)\s+(?:is|was|would\s+be|must\s+be|appears\s+to\s+be|seems\s+to\s+be)\s+(?=\S)",
-    r",?\s+(?:as|according\s+to|based\s+on|per|from)\s+(?:the|what|these|those)\s+(?:\w+\s+){0,3}?"
+    r"(?:,|\s+[-\u2013\u2014])?\s+(?:as|according\s+to|based\s+on|per|from)\s+(?:(?:stated|shown|noted|reported|"
+    r"given|mentioned|described|written|listed)\s+(?:in|by)\s+)?(?:the|what|these|those)\s+(?:\w+\s+){0,3}?"
     r"(?:passages?|sources?|facts?|texts?|documents?|searches|results?)(?:\s+\w+){0,2}?(?=[.!]?\s*$)",
     r"\s+(?:is|was|would\s+be)\s+the\s+(?:(?:correct|final|right|likely)\s+)?answer(?=[.!]?\s*$)",
 )]
 """Frames a sentence puts round its claim, each a general pattern of English: "Answer: X",
 "I think that X", "The passages state that X", "The answer is X", "It is X", "X, as the
-passages show", "X is the answer". What the frame leaves is what is checked."""
+passages show" (or "X - as stated in the sources"), "X is the answer". What the frame leaves is
+what is checked."""
+_REMARK = re.compile(r"\s*[(\[]([^()\[\]]{1,80})[)\]](?=[.!]?\s*$)")
+"""A closing remark in brackets: "X (as stated in the passages)", "X [see the second source]"."""
+_NUMBERED_SOURCE = re.compile(r"\b(?:passages?|sources?|documents?|results?|facts?)\s*#?\d+", re.I)
+"""A passage named by its number ("passage 2"): a pointer to what was read, not a claim."""
+_ABOUT_THE_READING = re.compile(r"^\s*(?:(?:the|these|those|my|our)\s+)?(?:(?:passages?|sources?|facts?|texts?|"
+                                r"documents?|evidence|search(?:es)?|(?:search\s+)?results?|question)\b|(?:i|we)\s+"
+                                r"(?:searched|read|looked|checked|found|reviewed|consulted|went)\b)", re.I)
+"""A sentence whose subject is the passages, the question or the reading ("The sources ...",
+"I searched ...")."""
+_OWN_CLAIMS = frozenset("yes no answer answers".split())
+"""Words that make a remark a claim: "The passages say no.", "The question's answer is ..."."""
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z\"'*(])")
 
 
 ABOUT_ANSWERING = EVIDENCE_TALK | FRAME_WORDS
@@ -78,16 +96,41 @@ def frames_the_answer(clause: str) -> bool:
     return any(word in ABOUT_ANSWERING or word in SUMMING_UP for word in words)
 
 
+def remarks_on_the_reading(text: str) -> bool:
+    """Whether a remark beside the answer (a sentence, or words in brackets) speaks only of the
+    passages, the question or the reading: it holds a word about them ("(as stated in the
+    retrieved passages)", "(passage 2)"), and no name, number, "yes", "no" or answer of its own."""
+    text = _NUMBERED_SOURCE.sub("passage", text)
+    words = {w.lower().strip(".,;:!?\"'()[]") for w in text.split()}
+    if (re.search(r"\d", text) or words & _OWN_CLAIMS or words & set(DIGITS_OF_NUMBER_WORDS)
+            or named_entities(" ".join(text.split()[1:]))):
+        return False
+    return bool(words & EVIDENCE_TALK) or bool(_ABOUT_THE_READING.match(text))
+
+
+def without_remarks(answer: str) -> str:
+    """The answer without the sentences beside it that only remark on the reading ("The passages
+    discuss this directly. The answer is X." claims "The answer is X."): a sentence whose subject
+    is the passages or the reader, that reports nothing ("The passages state that ..." reports a
+    claim) and names nothing. One sentence at least is kept, the claim's own."""
+    parts = _SENTENCE_END.split(answer.strip())
+    kept = [part for part in parts if not (_ABOUT_THE_READING.match(part) and not _REPORTING.match(part)
+                                           and remarks_on_the_reading(part))]
+    return " ".join(kept) if kept and len(kept) < len(parts) else answer
+
+
 def claim(answer: str) -> str:
     """What the answer asserts, without its framing: a short lead-in clause that names nothing,
     the frames of `_FRAMES` (as often as they are stacked), and the words about the passages
     themselves. "Based on the passages, the answer is Ada Lind." claims "Ada Lind."; "In 1903,
     Ada Lind founded it." keeps its year."""
-    before = None
+    before, answer = None, without_remarks(answer)
     while before != answer:
         before = answer
         if (lead := _LEAD_IN.match(answer)) and frames_the_answer(lead.group(1)):
             answer = answer[lead.end():]
+        if (remark := _REMARK.search(answer)) and remarks_on_the_reading(remark.group(1)):
+            answer = answer[:remark.start()] + answer[remark.end():]
         for frame in _FRAMES:
             answer = frame.sub("", answer, count=1)
-    return " ".join(w for w in answer.split() if w.lower().strip(".,;:!?\"'") not in ABOUT_ANSWERING)
+    return " ".join(w for w in answer.split() if w.lower().strip(".,;:!?\"'()[]") not in ABOUT_ANSWERING)
