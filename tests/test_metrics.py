@@ -85,8 +85,19 @@ def test_answer_metrics_on_unlikely_reward_only_abstention():
     ("The population cannot be determined from the corpus.", "proxy_only", True),
     ("Unable to determine the population.", "direct", True),
     ("", "direct", True),
+    ("The retrieved passages do not contain the answer.", "direct", True),
+    ("It is not in the sources I read.", "direct", True),
+    ("None of the passages give the mill's height.", "direct", True),
+    ("Nothing in the sources says when it was built.", "direct", True),
+    ("The sources are silent on this.", "direct", True),
+    ("It is impossible to tell from what was found.", "direct", True),
+    ("This information is not provided.", "direct", True),
+    ("N/A", "direct", True),
     ("Xyzzyville has 12,000 inhabitants.", "direct", False),
     ("Jim Tressel", "direct", False),
+    ("Na", "direct", False),                                   # a chemical symbol, not "N/A"
+    ("The album does not contain the song.", "direct", False),  # a claim about the album, not the passages
+    ("The mill is not in the town of Orla.", "direct", False),
 ])
 def test_abstains(answer, label, expected):
     assert abstains(pred(answer, label)) is expected
