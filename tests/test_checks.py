@@ -73,6 +73,7 @@ FRAMES = [
     "{answer} - as noted in the second source.",
     "The passages discuss this directly. The answer is {answer}.",
     "I searched twice. It is {answer}.",
+    "The answer is {answer}, based on what was found.",
 ]
 """Sentences a capable model puts round its answer, written here by hand."""
 RIGHT_ANSWERS = [

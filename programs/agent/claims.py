@@ -44,14 +44,15 @@ _FRAMES = [re.compile(p, re.I) for p in (
     r"question)?\s+(?:is|was|would\s+be|must\s+be|appears\s+to\s+be|seems\s+to\s+be)\s*:?\s+",
     r"^\s*(?:it|this|that)\s+(?:is|was|would\s+be|must\s+be|appears\s+to\s+be|seems\s+to\s+be)\s+(?=\S)",
     r"(?:,|\s+[-\u2013\u2014])?\s+(?:as|according\s+to|based\s+on|per|from)\s+(?:(?:stated|shown|noted|reported|"
-    r"given|mentioned|described|written|listed)\s+(?:in|by)\s+)?(?:the|what|these|those)\s+(?:\w+\s+){0,3}?"
-    r"(?:passages?|sources?|facts?|texts?|documents?|searches|results?)(?:\s+\w+){0,2}?(?=[.!]?\s*$)",
+    r"given|mentioned|described|written|listed)\s+(?:in|by)\s+)?(?:(?:the|what|these|those)\s+(?:\w+\s+){0,3}?"
+    r"(?:passages?|sources?|facts?|texts?|documents?|searches|results?)(?:\s+\w+){0,2}?"
+    r"|what\s+(?:\w+\s+){0,2}?(?:found|read|retrieved|searched|saw|seen))(?=[.!]?\s*$)",
     r"\s+(?:is|was|would\s+be)\s+the\s+(?:(?:correct|final|right|likely)\s+)?answer(?=[.!]?\s*$)",
 )]
 """Frames a sentence puts round its claim, each a general pattern of English: "Answer: X",
 "I think that X", "The passages state that X", "The answer is X", "It is X", "X, as the
-passages show" (or "X - as stated in the sources"), "X is the answer". What the frame leaves is
-what is checked."""
+passages show" (or "X - as stated in the sources", "X, based on what was found"), "X is the
+answer". What the frame leaves is what is checked."""
 _REMARK = re.compile(r"\s*[(\[]([^()\[\]]{1,80})[)\]](?=[.!]?\s*$)")
 """A closing remark in brackets: "X (as stated in the passages)", "X [see the second source]"."""
 _NUMBERED_SOURCE = re.compile(r"\b(?:passages?|sources?|documents?|results?|facts?)\s*#?\d+", re.I)
@@ -61,6 +62,8 @@ _ABOUT_THE_READING = re.compile(r"^\s*(?:(?:the|these|those|my|our)\s+)?(?:(?:pa
                                 r"(?:searched|read|looked|checked|found|reviewed|consulted|went)\b)", re.I)
 """A sentence whose subject is the passages, the question or the reading ("The sources ...",
 "I searched ...")."""
+_STATES_THE_ANSWER = re.compile(r"\b(?:answer|it|this|that)\s+(?:is|was|would\s+be|must\s+be)\s+\S", re.I)
+"""A clause that goes on after "the answer is" holds the answer: "The answer is two, ..." claims two."""
 _OWN_CLAIMS = frozenset("yes no answer answers".split())
 """Words that make a remark a claim: "The passages say no.", "The question's answer is ..."."""
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z\"'*(])")
@@ -88,8 +91,10 @@ def frames_the_answer(clause: str) -> bool:
     words = [w.lower().strip(".!?\"'") for w in clause.split()]
     if len(words) > LEAD_IN_WORDS or re.search(r"\d", clause) or named_entities(" ".join(clause.split()[1:])):
         return False
-    if len(words) == 1 or words[0] in ("yes", "no"):
+    if len(words) == 1:
         return words[0] in ONE_WORD_LEAD_INS
+    if {"yes", "no"} & set(words) or _STATES_THE_ANSWER.search(clause):  # "The answer is two, based on ..."
+        return False
     if any(word in BEING and before not in ABOUT_ANSWERING and before not in stopwords()
            for before, word in zip(words, words[1:])):
         return False
