@@ -129,6 +129,10 @@ PHRASINGS: dict[str, tuple[str, str]] = {
                      "Having read what the searches found, I could not find the answer."),
     "named_first": ("{answer} is the answer, as the passages show.",
                     "The passages found do not say, so I cannot answer."),
+    "remarked": ("The sources cover this directly. The answer is {answer}, based on what was found.",
+                 "None of the sources address this."),
+    "bracketed": ("{answer} (as stated in the retrieved passages)",
+                  "The retrieved passages do not contain the answer."),
 }
 """How the oracle writes its answer (and its abstention): bare, or inside a sentence, as capable
 models write them. Hand-written frames; the answer itself is the label's. A "yes" or "no" label
