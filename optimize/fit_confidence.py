@@ -23,6 +23,7 @@ import argparse
 import json
 import math
 import sys
+from collections import Counter
 from pathlib import Path
 
 import numpy as np
@@ -95,7 +96,7 @@ def fit(rows: list[dict], direct_precision: float = 0.75, max_false_abstention: 
                "direct_share": round(len(labelled) / len(rows), 4),
                "direct_right": round(float(np.mean([right[i] for i in labelled])), 4) if labelled else 0.0,
                **abstentions}
-    profiles = {row.get("profile") or "small" for row in rows}  # runs before records named it: the embedded model's
+    profiles = {run_profile(row) for row in rows}
     if len(profiles) > 1:
         raise DatasetError(f"runs of the profiles {', '.join(sorted(profiles))}: fit one model per profile")
     model = ConfidenceModel(
@@ -136,6 +137,14 @@ def fit_into(program, rows: list[dict], where: str) -> dict[str, float]:
     it was fitted with; with too few usable runs the reader carries none, and this says why.
     Returns the figures to log."""
     usable = [row for row in rows if not row.get("error") and isinstance(row.get("confidence_signals"), dict)]
+    # a capable model's question that a failed check turned small is a run of the small profile:
+    # the model describes the runs of the profile most of them ran as
+    profiles = Counter(run_profile(row) for row in usable)
+    if len(profiles) > 1:
+        profile = profiles.most_common(1)[0][0]
+        print(f"confidence: fitted on the {profiles[profile]} runs of the {profile} profile; "
+              f"{len(usable) - profiles[profile]} run as another profile are left out")
+        usable = [row for row in usable if run_profile(row) == profile]
     try:
         model, _, _ = fit(usable)
     except DatasetError as exc:
@@ -148,6 +157,11 @@ def fit_into(program, rows: list[dict], where: str) -> dict[str, float]:
           f"{model.metrics['direct_share']:.0%} of the questions, {model.metrics['direct_right']:.0%} of them right")
     return {f"confidence_{name}": value for name, value in model.metrics.items()} | {
         "confidence_direct_bound": model.direct_bound}
+
+
+def run_profile(row: dict) -> str:
+    """The profile a run ran as; runs from before records named it are the embedded model's."""
+    return row.get("profile") or "small"
 
 
 def abstain_bound(rows: list[dict], confidences: list[float], max_false: float) -> tuple[float | None, dict]:

@@ -224,6 +224,17 @@ def test_optimize_refits_the_confidence_on_the_programs_dev_runs_and_saves_it_wi
     assert "not fitted on a small split (10 usable runs" in capsys.readouterr().out
 
 
+def test_optimize_fits_a_capable_models_confidence_on_the_runs_of_the_profile_most_ran_as(capsys):
+    runs = [dict(row, profile="capable") for row in synthetic_runs(200)] + [
+        dict(row, profile="small") for row in synthetic_runs(30, seed=5)]  # questions a failed check turned small
+    program = DeltaSeek(reader=shipped_reader().model_copy(update={"adapter": None, "confidence": None}))
+    assert fit_confidence.fit_into(program, runs, "the dev split of mine.jsonl")
+    assert program.reader.confidence.profile == "capable" and program.reader.confidence.metrics["runs"] == 200
+    assert "fitted on the 200 runs of the capable profile; 30 run as another profile are left out" in capsys.readouterr().out
+    with pytest.raises(DatasetError, match="fit one model per profile"):
+        fit_confidence.fit(runs)  # the command itself is told which runs to fit
+
+
 def test_optimize_fits_the_confidence_on_runs_that_answer_every_span_and_then_restores_the_bound():
     from deltaseek.optimize.pipeline import every_span_answered
 
