@@ -20,7 +20,8 @@ from deltaseek.programs.agent.learned_reader.model import BEST_FEATURES, ReaderM
 from deltaseek.programs.agent.learned_reader.names import full_name, lowercase_words, used_as_adjective
 from deltaseek.programs.agent.learned_reader.questions import AnswerType, sentences
 from deltaseek.programs.agent.learned_reader.ranking import rank_sentences
-from deltaseek.programs.text import fold_accents, meaningful_tokens, named_entities, span_overlap, stem, stopwords
+from deltaseek.programs.agent.learned_reader.span_checks import FORMER_HOLDER, span_failure, title_words
+from deltaseek.programs.text import fold_accents, meaningful_tokens, named_entities, span_overlap, stopwords
 
 TOP_SENTENCES = 8
 """Candidates come from this many of the best-ranked sentences: the answer's sentence is among
@@ -29,10 +30,6 @@ TYPED_TOP_SENTENCES = 20
 """A question that names its answer's type takes few candidates a sentence (its names, dates or
 figures only), so it reads further down: the one sentence naming a person may rank low among
 sentences that repeat the question's words."""
-FORMER_HOLDER = re.compile(r"\b(?:(?:left|vacated|held|filled) by|succeeded|succeeding|replaced|replacing|preceded by|"
-                           r"predecessor,?)\s+(?:[A-Z][\w'’.-]*\s+){0,3}$")
-"""The words that introduce whom a post was taken over from, right before a name: "the seat
-vacated by Ben Orr", "succeeding Ana Ruiz". Who holds the post now is not that name."""
 _DEFINES = r"\b(?:is|was|are|were) (?:a|an|the|one of the)\b(?:\s+[\w'’-]+){{0,6}}?\s+{noun}s?\b"
 
 
@@ -167,11 +164,6 @@ def about_the_subject(rows: list[Scored], view: QuestionView, facts: list) -> li
     return rows
 
 
-def title_words(fact) -> set[str]:
-    """The word stems of what a passage's title names ("Tern (compiler): history" -> tern)."""
-    return {stem(w) for w in meaningful_tokens(title_name(fact))}
-
-
 def looks_like_a_person(candidate: Candidate, facts: list) -> bool:
     """Whether a name can be a person's: written in words, not initials ("U.S."); not ending with
     a common noun that heads the names of institutions, places and times ("the Tarn Assembly",
@@ -219,9 +211,9 @@ def extract_span(question: str, kind: AnswerType, facts: list, extra_terms: set[
                  head: str | None = None, not_answers: str = "", unlike: frozenset[str] = frozenset(),
                  kinds: frozenset[str] | None = None, reader: ReaderModel | None = None,
                  use_adapter: bool = True) -> Extracted | None:
-    """The reader's span: the adapter's where the reader has one (`use_adapter`) and the rules
-    allow it (`agreeing_candidate`), else the candidate the ranker scores best, with the
-    answerability model's probability as its confidence; None when the facts hold no candidate.
+    """The reader's span: the adapter's where the reader has one (`use_adapter`) and no check names
+    a failure of it (`span_checks`), else the candidate the ranker scores best, with the
+    answerability model's probability as its confidence; None when neither reads a span.
     Where the adapter abstains, the ranker's span stands if the ranker is sure of it, and is an
     unsure guess otherwise: the reader abstains where both doubt. Yes/no questions are left to
     comparisons and the model."""
@@ -232,40 +224,24 @@ def extract_span(question: str, kind: AnswerType, facts: list, extra_terms: set[
     ranked = best_of(rows, kind, facts, reader)
     adapter = reader.adapter_reader() if use_adapter else None
     reading = adapter.read(question, facts) if adapter is not None else None
-    if reading is None or ranked is None:
+    if reading is None or (ranked is None and reading.span is None):
         return ranked
-    adapter_signals = {**ranked.signals, "adapter_read": 1.0, "adapter_doubt": reading.doubt}
+    adapter_signals = {**(ranked.signals if ranked else {}), "adapter_read": 1.0, "adapter_doubt": reading.doubt}
     if reading.span is None:  # the adapter doubts: unsure unless the ranker is sure (distractors fill its four sentences)
         return replace(ranked, abstain_below=1.01 if ranked.unsure else ranked.abstain_below, signals=adapter_signals)
-    agreeing = agreeing_candidate(reading.span, kind, rows)
-    if agreeing is None:
-        return replace(ranked, signals=adapter_signals)
+    if span_failure(reading.span, kind, question, reading.sentence, reading.source, facts,
+                    [r.sentence.text for r in rows], not_answers, unlike):
+        return replace(ranked, signals=adapter_signals) if ranked else None
     span = reading.span
     if kind == "address":  # an address is the whole of its candidate: "12" of "12 Quay Row" is not one
-        span = agreeing.candidate.text.strip(" ,;:")
+        whole = max(rows, key=lambda r: span_overlap(span, r.candidate.text), default=None)
+        span = whole.candidate.text.strip(" ,;:") if whole and span_overlap(span, whole.candidate.text) >= 0.5 else span
     elif kind == "person":
         span = full_name(span, facts) or span
-    ranker_agrees = span_overlap(span, ranked.span) >= 0.5
+    ranker_agrees = ranked is not None and span_overlap(span, ranked.span) >= 0.5
     return Extracted(span, reading.sentence, reading.source, kind, reading.answer_probability,
                      round(1.0 - reading.doubt, 4), 1.0 - adapter.info.bound,
                      {**adapter_signals, "adapter_agrees": 1.0, "ranker_agrees": float(ranker_agrees)})
-
-
-AGREEING_CANDIDATES = 3
-"""A typed question's adapter span must be one of the ranker's best few candidates: the rules
-that made them (the type asked, the subject's own passage, a post's former holder) stand."""
-
-
-def agreeing_candidate(span: str, kind: AnswerType, rows: list[Scored]) -> Scored | None:
-    """The candidate the rules allow that the adapter's span is (by token overlap, F1 at least
-    0.5): for a typed question one of the ranker's `AGREEING_CANDIDATES` best, for an untyped one
-    any of its candidates; None where none is, or the rules allow none (the subject's own passage
-    names no one)."""
-    pool = rows if kind == "other" else sorted(rows, key=lambda r: -r.score)[:AGREEING_CANDIDATES]
-    overlaps = [(span_overlap(span, r.candidate.text), r.score, i) for i, r in enumerate(pool)]
-    best = max(overlaps, default=None)
-    return pool[best[2]] if best is not None and best[0] >= 0.5 else None
-
 
 
 def ranked_rows(question: str, kind: AnswerType, facts: list, extra_terms: set[str] | None, head: str | None,
