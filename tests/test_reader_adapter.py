@@ -19,6 +19,8 @@ from deltaseek.programs.agent.learned_reader.adapter import ReaderAdapter, whole
 from deltaseek.programs.agent.learned_reader.adapter_file import (AdapterInfo, BaseShape, choose_bound, read_adapter_info,
                                                                   write_adapter)
 from deltaseek.programs.agent.learned_reader.prompt import NOT_STATED, Passage, best_sentences, held_answer
+from deltaseek.programs.agent.learned_reader.questions import expected_answer_types
+from deltaseek.programs.agent.learned_reader.span_checks import span_failure
 from deltaseek.programs.agent.scratchpad import Fact
 from deltaseek.programs.lm import find_smollm2_gguf
 from tests.tiny_model import write_tiny_llama_gguf
@@ -184,3 +186,37 @@ def test_the_shipped_reader_reads_with_its_adapter():
     assert built_in.span == "1850" and not built_in.unsure  # a figure: its first token is a bare space
     [river] = extract_answer("Which river does the Orla mill stand on?", MILL, reader)
     assert river.span == "Tave" and not river.unsure
+
+
+def test_a_check_on_the_adapters_span_names_a_failure_and_passes_what_is_not_one():
+    def failure(span, question, sentence, source="a", facts=(), others=()):
+        kinds = expected_answer_types(question)
+        return span_failure(span, kinds[0], question, sentence, source, list(facts), list(others))
+
+    # what the ranker's candidates miss stands: a year before 1500, a count in words, a common noun's place
+    assert failure("1247", "When did the Vell abbey burn?", "The Vell abbey burned in 1247.") is None
+    assert failure("seventeen", "How many bells does the abbey have?", "It has seventeen bells.") is None
+    assert failure("the 14th century", "When was the abbey built?", "It was built in the 14th century.") is None
+    assert failure("the upper gallery", "Where did the choir sing?", "The choir sang in the upper gallery.") is None
+    # each failure is named
+    assert failure("the abbey", "When did the abbey burn?", "The abbey burned.") == "the question's own words"
+    assert failure("the governor", "Who is the mayor of Tarn?", "She serves the governor.") == "not a person"
+    assert failure("many monks", "When did the abbey burn?", "It burned with many monks.") == "not a date"
+    assert failure("Ben Orr", "Who is the mayor of Tarn?",
+                   "The council named Ada Lind to fill the seat vacated by Ben Orr.") == "a post's former holder"
+    assert failure("Mark Olsen", "Who is the mayor of Tarn?", "Mark Olsen was mayor of Tarn from 2010 to 2018.",
+                   others=["Dana Ruiz is the mayor of Tarn."]) == "a holder whose term ended"
+    studio = [Fact(source="compiler", title="Tern", step=1, text="Tern is a compiler for the Kestrel language."),
+              Fact(source="studio", title="Tern Studio", step=1, text="It was founded by Ida Brann.")]
+    assert failure("Ida Brann", "Who designed Tern?", "It was founded by Ida Brann.", "studio", studio) == \
+        "another subject's passage"
+    assert failure("Ida Brann", "Who designed Tern?", "Tern was designed by Ida Brann.", "studio", studio) is None
+
+
+@pytest.mark.embedded
+def test_the_adapters_span_stands_where_the_rules_find_no_candidate():
+    abbey = [Fact(source="vell", title="Vell abbey", step=1,
+                  text="The Vell abbey was founded by monks from Orla. It burned in 1247 and was rebuilt in stone. "
+                       "Its tower holds seventeen bells.")]
+    [burned] = extract_answer("In what year did the Vell abbey burn?", abbey, shipped_reader())
+    assert burned.span == "1247"  # no date candidate: the rules' years start at 1500
