@@ -4,7 +4,7 @@ span aside for the ranker's.
 The adapter reads better than the ranker's candidates allow: on 200 questions of SQuAD's dev
 articles (reading-only, the six passages each question finds) its span read F1 0.512 on the
 answerable ones; held to the ranker's three best candidates, 0.383, for a candidate is what the
-rules' patterns find (a year before 1500, "seventeen" or "the colored balcony" is none). So the
+rules' patterns find (a year before 1500, "seventeen" or "the upper gallery" is none). So the
 span stands unless it fails one of the rules those candidates were made by, stated for any span:
 the question's own words, a post's former holder, another subject's passage, a word the question
 rules out, a type the question cannot take.
@@ -27,7 +27,7 @@ DATE_WORDS = re.compile(r"\d|\b(?:January|February|March|April|May|June|July|Aug
                         r"December|century|centuries|decade|spring|summer|autumn|fall|winter|years?|age|era|"
                         r"dynasty|reign|war|period|time)\b", re.I)
 """What an answer to "when" holds: a figure, a month, a season, or a word for a stretch of time
-("the 14th century", "during the war")."""
+("the 14th century", "in the lean years")."""
 NUMBER_WORDS = re.compile(r"\d|\b(?:one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|\w+teen|\w+ty|"
                           r"hundred|thousand|million|billion|dozen|half|single|double|several|many|few|no)\b", re.I)
 """What an answer to "how many" holds: digits or a count in words ("seventeen", "a dozen")."""
