@@ -20,7 +20,7 @@ from deltaseek.programs.agent.learned_reader.model import BEST_FEATURES, ReaderM
 from deltaseek.programs.agent.learned_reader.names import full_name, lowercase_words, used_as_adjective
 from deltaseek.programs.agent.learned_reader.questions import AnswerType, sentences
 from deltaseek.programs.agent.learned_reader.ranking import rank_sentences
-from deltaseek.programs.agent.learned_reader.span_checks import FORMER_HOLDER, span_failure, title_words
+from deltaseek.programs.agent.learned_reader.span_checks import FORMER_HOLDER, span_failure, subject_passages
 from deltaseek.programs.text import fold_accents, meaningful_tokens, named_entities, span_overlap, stopwords
 
 TOP_SENTENCES = 8
@@ -149,7 +149,7 @@ def about_the_subject(rows: list[Scored], view: QuestionView, facts: list) -> li
     rows = named or rows
     # the passage titled with the question's names alone is the one about its subject: "Where was
     # Ida Brann born?" is read first in "Ida Brann", not in "Brann Hall" nor in a passage naming her
-    own = {id(f) for f in facts if view.names and (title := title_words(f)) and title <= view.names}
+    own = {id(f) for f in subject_passages(view.names, facts)}
     titled = [r for r in rows if id(r.sentence.fact) in own]
     if titled:
         rows = titled
@@ -234,8 +234,9 @@ def extract_span(question: str, kind: AnswerType, facts: list, extra_terms: set[
         return replace(ranked, signals=adapter_signals) if ranked else None
     span = reading.span
     if kind == "address":  # an address is the whole of its candidate: "12" of "12 Quay Row" is not one
-        whole = max(rows, key=lambda r: span_overlap(span, r.candidate.text), default=None)
-        span = whole.candidate.text.strip(" ,;:") if whole and span_overlap(span, whole.candidate.text) >= 0.5 else span
+        overlap, whole = max(((span_overlap(span, r.candidate.text), r) for r in rows), key=lambda p: p[0],
+                             default=(0.0, None))
+        span = whole.candidate.text.strip(" ,;:") if overlap >= 0.5 else span
     elif kind == "person":
         span = full_name(span, facts) or span
     ranker_agrees = ranked is not None and span_overlap(span, ranked.span) >= 0.5

@@ -38,6 +38,12 @@ def title_words(fact) -> set[str]:
     return {stem(w) for w in meaningful_tokens(title_name(fact))}
 
 
+def subject_passages(names: set[str], facts: list) -> list:
+    """The passages about the question's subject: those titled with its names alone ("Where was
+    Ida Brann born?" is about "Ida Brann", not "Brann Hall")."""
+    return [f for f in facts if names and (title := title_words(f)) and title <= names]
+
+
 def span_failure(span: str, kind: AnswerType, question: str, sentence: str, source: str, facts: list,
                  other_sentences: list[str], not_answers: str = "", unlike: frozenset[str] = frozenset()) -> str | None:
     """Why the adapter's `span` (read in `sentence` of the fact `source`) is no answer, or None when
@@ -65,13 +71,15 @@ def off_subject(question: str, facts: list, source: str, sentence: str) -> bool:
     question's names), in a sentence that does not name the subject: "Who designed the Tern
     compiler?" is not answered by a passage on Tern Studio."""
     names = question_names(question)
-    own = {f.source for f in facts if names and (title := title_words(f)) and title <= names}
+    own = {f.source for f in subject_passages(names, facts)}
     return bool(own) and source not in own and not names <= {stem(w) for w in meaningful_tokens(sentence)}
 
 
 def could_answer(span: str, kind: AnswerType) -> bool:
     """Whether a span could answer a question of this type at all: a name is capitalized ("the
-    governor" names no one), a date or a count holds one, an address a number."""
+    governor" names no one), a date or a count holds one, an address a number. Looser than
+    `candidates.fits_type`, whose patterns are what make the ranker's candidates and miss a year
+    before 1500 or a count in words."""
     if kind in ("person", "entity"):
         return bool(re.search(r"[A-Z]", span))
     if kind == "date":
