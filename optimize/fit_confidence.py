@@ -31,7 +31,7 @@ import numpy as np
 from deltaseek.errors import DatasetError, ProgramFileError
 from deltaseek.metrics.calibration import expected_calibration_error, is_right, reliability_lines
 from deltaseek.optimize.results_file import numbered_rows
-from deltaseek.programs.agent.confidence import SET_ASIDE, settable_aside
+from deltaseek.programs.agent.confidence import SET_ASIDE, settable_aside, should_set_aside
 from deltaseek.programs.agent.learned_reader.model import (CONFIDENCE_SIGNALS, CalibratedLinear, ConfidenceModel,
                                                            Linear, load_reader)
 
@@ -87,8 +87,8 @@ def fit(rows: list[dict], direct_precision: float = 0.75, max_false_abstention: 
     answers = [i for i, row in enumerate(rows) if not abstaining[i] and row.get("answerability") != "proxy_only"]
     bound = direct_bound([held[i] for i in answers], [bool(right[i]) for i in answers], direct_precision)
     labelled = [i for i in answers if held[i] >= bound]
-    abstain, abstentions = abstain_bound(rows, list(held), max_false_abstention)
-    aside = [i for i in readers_spans(rows) if abstain is not None and held[i] < abstain]
+    abstain, abstentions = abstain_bound(rows, list(held), list(no_answer_held), max_false_abstention)
+    aside = set_aside(rows, list(held), list(no_answer_held), abstain)
     shown, shown_right = held.copy(), right.copy()
     shown[aside], shown_right[aside] = no_answer_held[aside], unanswerable[aside]
     metrics = {"runs": len(rows), "right": int(right.sum()), "held_out_ece": round(float(expected_calibration_error(
@@ -164,9 +164,11 @@ def run_profile(row: dict) -> str:
     return row.get("profile") or "small"
 
 
-def abstain_bound(rows: list[dict], confidences: list[float], max_false: float) -> tuple[float | None, dict]:
-    """The highest bound under which setting the reader's spans aside keeps the false abstention
-    within `max_false` (the runs' own abstentions counted), and the abstention, false abstention
+def abstain_bound(rows: list[dict], confidences: list[float], absent: list[float],
+                  max_false: float) -> tuple[float | None, dict]:
+    """The highest bound under which setting the reader's spans aside (those whose passages'
+    not stating the answer, `absent`, is likelier than the span is right) keeps the false
+    abstention within `max_false` (the runs' own abstentions counted), and the abstention, false abstention
     and spans set aside there. Both are measured on the runs of the sets holding unanswerable
     questions (`source` of each row): a set with none, two-hop questions say, tells nothing of
     the trade between them. None where no set holds one, or no bound keeps to it."""
@@ -180,7 +182,7 @@ def abstain_bound(rows: list[dict], confidences: list[float], max_false: float) 
     doubtable = readers_spans(rows)
 
     def figures(bound: float) -> dict[str, float]:
-        aside = {i for i in doubtable if confidences[i] < bound}
+        aside = set(set_aside(rows, confidences, absent, bound))
         out = abstained | aside
         return {"abstention": round(sum(i in out for i in unanswerable) / len(unanswerable), 4),
                 "false_abstention": round(sum(i in out for i in answerable) / len(answerable), 4),
@@ -191,6 +193,14 @@ def abstain_bound(rows: list[dict], confidences: list[float], max_false: float) 
         if figures(bound)["false_abstention"] <= max_false:
             chosen = bound
     return (None, figures(0.0)) if chosen is None else (round(chosen, 6), figures(chosen))
+
+
+def set_aside(rows: list[dict], confidences: list[float], absent: list[float], bound: float | None) -> list[int]:
+    """The rows whose reader's span the abstain `bound` takes as no answer, each row's confidence
+    in `confidences` and the probability that the passages do not state its answer in `absent`."""
+    if bound is None:
+        return []
+    return [i for i in readers_spans(rows) if should_set_aside(confidences[i], absent[i], bound)]
 
 
 def readers_spans(rows: list[dict]) -> list[int]:

@@ -271,10 +271,14 @@ def test_a_span_below_the_readers_threshold_is_an_answer_where_its_confidence_re
     final, confidence, signals, caveat = settled(replace(unstated), span, model.model_copy(update={"abstain_bound": None}),
                                                  doubted)  # no bound: the reader's doubt stands
     assert (final.text, final.origin, caveat) == (unstated.text, "evidence", None) and signals["abstains"] == 1.0
-    doubting = model.model_copy(update={"abstain_bound": 0.9, "unanswerable": unanswerable_at(0.3)})
+    doubting = model.model_copy(update={"abstain_bound": 0.9, "unanswerable": unanswerable_at(0.85)})
     final, confidence, signals, caveat = settled(replace(unstated), span, doubting, doubted)
     assert (final.text, final.origin) == (unstated.text, "evidence") and caveat.startswith(f'The reader\'s span "Ada Lind" {SET_ASIDE}')
-    assert confidence == 0.3 and "abstains" not in signals  # the chance the passages do not say, read from the span
+    assert confidence == 0.85 and "abstains" not in signals  # the chance the passages do not say, read from the span
+    # below the bound, but the passages' silence (0.3) likelier wrong than the span (0.8): the span is given
+    unlikely_silence = doubting.model_copy(update={"unanswerable": unanswerable_at(0.3)})
+    final, confidence, _, caveat = settled(replace(unstated), span, unlikely_silence, doubted)
+    assert (final.text, final.origin) == ("Ada Lind", "extracted") and caveat.startswith("A best guess")
 
 
 def unanswerable_at(share: float) -> CalibratedLinear:
@@ -285,15 +289,15 @@ def unanswerable_at(share: float) -> CalibratedLinear:
 
 def test_a_span_the_reader_doubts_below_the_abstain_bound_is_set_aside_for_its_sentence():
     span = Extracted("Tave", MILL[0].text, "p0", "place", 1.0, 0.2, 0.1, {"ranker_share": 0.3})
-    model = confidence_model(bound=0.99).model_copy(update={"abstain_bound": 0.9})  # the span's confidence: 0.8
+    model = confidence_model(bound=0.99).model_copy(update={"abstain_bound": 0.9, "unanswerable": unanswerable_at(0.85)})
     final, confidence, signals, caveat = settled(FinalAnswer("Tave", "extracted", ["p0"], "direct"), span, model)
-    assert final.origin == "evidence" and final.answerability == "unlikely"
+    assert final.origin == "evidence" and final.answerability == "unlikely"  # the span's confidence: 0.8
     assert "do not state the answer for sure" in final.text and MILL[0].text in final.text  # the closest evidence
     assert caveat.startswith(f'The reader\'s span "Tave" {SET_ASIDE}') and signals["answer_is_read_span"] == 1.0
     # its confidence: the chance that the passages do not state the answer, read from the span's signals
     final, confidence, signals, _ = settled(FinalAnswer("Tave", "extracted", ["p0"], "direct"), span,
-                                            model.model_copy(update={"unanswerable": unanswerable_at(0.4)}))
-    assert final.origin == "evidence" and confidence == 0.4 and "abstains" not in signals
+                                            model.model_copy(update={"unanswerable": unanswerable_at(0.9)}))
+    assert final.origin == "evidence" and confidence == 0.9 and "abstains" not in signals
     # set in the settings, the bound moves: at 0.01 the span stands, as a best guess below direct's 0.99
     final, _, _, caveat = settled(FinalAnswer("Tave", "extracted", ["p0"], "direct"), span, model,
                                   abstain_confidence=0.01)
@@ -309,7 +313,7 @@ def test_the_models_answer_is_never_set_aside_for_a_low_confidence():
 
 def test_what_the_abstain_bound_can_set_aside_is_one_rule_for_a_run_and_for_its_record():
     span = Extracted("Tave", MILL[0].text, "p0", "place", 1.0, 0.2, 0.1, {"ranker_share": 0.3})
-    model = confidence_model(bound=0.99).model_copy(update={"abstain_bound": 0.9})
+    model = confidence_model(bound=0.99).model_copy(update={"abstain_bound": 0.9, "unanswerable": unanswerable_at(0.85)})
     for answer, set_aside in [(FinalAnswer("Tave", "extracted", ["p0"], "direct"), True),
                               (FinalAnswer("Tave", "extracted", ["p0"], "unknown"), True),
                               (FinalAnswer("Ada Lind", "lm", ["p0"], "direct"), False),
@@ -331,14 +335,18 @@ def test_the_abstain_bound_is_the_highest_whose_false_abstention_stays_within_th
                      "scores": {"token_f1": float(i >= 40)}, "source": "squad.jsonl",
                      "confidence_signals": {"origin_extracted": 1.0, "ranker_share": 0.4}})
         confidences.append(0.02 if unanswerable else 0.05 if i < 40 else 0.5)
-    bound, figures = fit_confidence.abstain_bound(rows, confidences, max_false=0.15)
-    assert 0.05 < bound < 0.5 and figures == {"abstention": 1.0, "false_abstention": round(10 / 70, 4), "set_aside": 40}
-    bound, figures = fit_confidence.abstain_bound(rows, confidences, max_false=0.10)
+    absent = [0.9 if c < 0.1 else 0.1 for c in confidences]  # the chance the passages do not state the answer
+    bound, figures = fit_confidence.abstain_bound(rows, confidences, absent, max_false=0.15)
+    assert 0.05 < bound and figures == {"abstention": 1.0, "false_abstention": round(10 / 70, 4), "set_aside": 40}
+    bound, figures = fit_confidence.abstain_bound(rows, confidences, absent, max_false=0.10)
     assert 0.02 < bound <= 0.05 and figures["false_abstention"] == 0.0 and figures["set_aside"] == 30
+    # a span likelier right than the passages' silence is kept, whatever the bound
+    assert fit_confidence.set_aside(rows, confidences, absent, 0.99) == list(range(40))
     # a set with no unanswerable question (two-hop questions) says nothing of the trade: not counted
     two_hop = [dict(r, gold={"answerability": "direct"}, source="hotpot.jsonl") for r in rows[30:]]
-    assert fit_confidence.abstain_bound(rows + two_hop, confidences + confidences[30:], 0.10)[1]["false_abstention"] == 0.0
-    assert fit_confidence.abstain_bound(two_hop, confidences[30:], 0.10) == (None, {})
+    assert fit_confidence.abstain_bound(rows + two_hop, confidences + confidences[30:], absent + absent[30:],
+                                        0.10)[1]["false_abstention"] == 0.0
+    assert fit_confidence.abstain_bound(two_hop, confidences[30:], absent[30:], 0.10) == (None, {})
 
 
 def test_the_bounds_are_agent_options_refused_with_their_name_when_out_of_range(capsys):

@@ -43,7 +43,7 @@ def shown(model, row: dict) -> tuple[float, bool, bool, bool]:
     if signals.get("abstains"):
         return model.abstention_probability(signals), unanswerable, True, False
     confidence = model.probability(signals)
-    if fit_confidence.readers_spans([row]) and model.abstain_bound and confidence < model.abstain_bound:
+    if fit_confidence.set_aside([row], [confidence], [model.abstention_probability(signals)], model.abstain_bound):
         return model.abstention_probability(signals), unanswerable, True, False
     direct = confidence >= model.direct_bound and row.get("answerability") != "proxy_only"
     return confidence, is_right(row["scores"]["token_f1"]), False, direct

@@ -77,10 +77,11 @@ def settle(pad: Scratchpad, final: FinalAnswer, reading: Reading, proposal: Prop
     """The final answer as its confidence leaves it, the confidence, the signals it was read from,
     and the caveat saying what the confidence changed. One bound, the abstain bound, decides
     whether a span the reader read is an answer: one whose confidence is below it is taken as no
-    answer (the facts read are said not to state it, its sentence quoted as the closest evidence),
-    and one the reader doubted (below its own threshold) whose confidence reaches it is shown as an
-    answer. An abstention's confidence is the probability that the passages do not state the
-    answer; an answer's label then follows its confidence (`follow_confidence`)."""
+    answer (the facts read are said not to state it, its sentence quoted as the closest evidence)
+    where that is likelier right than the span (`sets_aside`), and one the reader doubted (below
+    its own threshold) that is not set aside so is shown as an answer. An abstention's confidence
+    is the probability that the passages do not state the answer; an answer's label then follows
+    its confidence (`follow_confidence`)."""
     signals = answer_signals(pad, final, reading, proposal, missing_subjects, stopped_early)
     model = reader.confidence if reader.confidence and reader.confidence.profile == pad.profile else None
     if model is None:
@@ -91,13 +92,12 @@ def settle(pad: Scratchpad, final: FinalAnswer, reading: Reading, proposal: Prop
         span = program_answer(pad, Reading(spans=reading.unsure, answerability="unknown"))
         span.replaced_because = final.replaced_because
         span_signals = answer_signals(pad, span, reading, proposal, missing_subjects, stopped_early)
-        if _rounded(model.probability(span_signals)) < abstain:
+        if sets_aside(model, span_signals, abstain):
             return final, *_set_aside(model, span, span_signals, abstain)
-        final, signals = span, span_signals  # the doubted span is given: its confidence reaches the bound
+        final, signals = span, span_signals  # the doubted span is given: not likely enough to be no answer
     elif "abstains" in signals:
         return final, _rounded(model.abstention_probability(signals)), signals, None
-    elif (abstain is not None and settable_aside(signals, final.answerability)
-          and _rounded(model.probability(signals)) < abstain):
+    elif abstain is not None and settable_aside(signals, final.answerability) and sets_aside(model, signals, abstain):
         doubted = program_answer(pad, Reading(unsure=[*reading.spans, *reading.unsure], answerability="unlikely"))
         doubted.replaced_because = final.replaced_because
         return doubted, *_set_aside(model, final, signals, abstain)
@@ -113,14 +113,30 @@ def settable_aside(signals: dict[str, float], label: str | None) -> bool:
             and "origin_extracted" in signals and READ_BY_THE_READER in signals)
 
 
+def sets_aside(model: ConfidenceModel, signals: dict[str, float], abstain: float) -> bool:
+    """Whether the reader's span `signals` describe is taken as no answer: its confidence is below
+    the abstain bound, and saying the passages do not state the answer is likelier right than the
+    span. A span is kept where both are unlikely: a doubtful answer is worth more than an
+    abstention that is likely wrong too (an answerable question the reader read badly)."""
+    return should_set_aside(_rounded(model.probability(signals)), _rounded(model.abstention_probability(signals)),
+                            abstain)
+
+
+def should_set_aside(span_confidence: float, abstention_confidence: float, abstain: float) -> bool:
+    """The rule `sets_aside` applies to a run, and `fit_confidence` to a run's record."""
+    return span_confidence < abstain and abstention_confidence > span_confidence
+
+
 def _set_aside(model: ConfidenceModel, span: FinalAnswer, signals: dict[str, float],
                abstain: float) -> tuple[float, dict[str, float], str]:
     """The confidence, signals and caveat of taking the reader's `span` (its signals `signals`) as
     no answer: the confidence is the probability that the passages do not state the answer, read
     from the span's signals, as fitted."""
+    absent = _rounded(model.abstention_probability(signals))
     caveat = (f"The reader's span \"{span.text}\" {SET_ASIDE}, {_rounded(model.probability(signals)):.1%}, below "
-              f"the {abstain:.1%} under which the program takes the passages not to state the answer.")
-    return _rounded(model.abstention_probability(signals)), signals, caveat
+              f"the {abstain:.1%} under which the program takes the passages not to state the answer, "
+              f"and below the {absent:.1%} that they do not state it.")
+    return absent, signals, caveat
 
 
 def _rounded(probability: float) -> float:
