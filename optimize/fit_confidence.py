@@ -30,8 +30,9 @@ import numpy as np
 
 from deltaseek.errors import DatasetError, ProgramFileError
 from deltaseek.metrics.calibration import expected_calibration_error, is_right, reliability_lines
+from deltaseek.optimize.abstain_bound import abstain_bound, set_aside, trade_off
 from deltaseek.optimize.results_file import numbered_rows
-from deltaseek.programs.agent.confidence import SET_ASIDE, settable_aside, should_set_aside
+from deltaseek.programs.agent.confidence import SET_ASIDE
 from deltaseek.programs.agent.learned_reader.model import (CONFIDENCE_SIGNALS, CalibratedLinear, ConfidenceModel,
                                                            Linear, load_reader)
 
@@ -95,7 +96,7 @@ def fit(rows: list[dict], direct_precision: float = 0.75, max_false_abstention: 
                    list(shown), list(map(bool, shown_right)))), 4),
                "direct_share": round(len(labelled) / len(rows), 4),
                "direct_right": round(float(np.mean([right[i] for i in labelled])), 4) if labelled else 0.0,
-               **abstentions}
+               **abstentions, "trade_off": trade_off(rows, list(held), list(no_answer_held))}
     profiles = {run_profile(row) for row in rows}
     if len(profiles) > 1:
         raise DatasetError(f"runs of the profiles {', '.join(sorted(profiles))}: fit one model per profile")
@@ -155,57 +156,13 @@ def fit_into(program, rows: list[dict], where: str) -> dict[str, float]:
     print(f"confidence fitted on {where} ({len(usable)} runs): calibration error out of fold "
           f"{model.metrics['held_out_ece']:.3f}; direct at confidence >= {model.direct_bound}, "
           f"{model.metrics['direct_share']:.0%} of the questions, {model.metrics['direct_right']:.0%} of them right")
-    return {f"confidence_{name}": value for name, value in model.metrics.items()} | {
+    return {f"confidence_{name}": value for name, value in model.metrics.items() if name != "trade_off"} | {
         "confidence_direct_bound": model.direct_bound}
 
 
 def run_profile(row: dict) -> str:
     """The profile a run ran as; runs from before records named it are the embedded model's."""
     return row.get("profile") or "small"
-
-
-def abstain_bound(rows: list[dict], confidences: list[float], absent: list[float],
-                  max_false: float) -> tuple[float | None, dict]:
-    """The highest bound under which setting the reader's spans aside (those whose passages'
-    not stating the answer, `absent`, is likelier than the span is right) keeps the false
-    abstention within `max_false` (the runs' own abstentions counted), and the abstention, false abstention
-    and spans set aside there. Both are measured on the runs of the sets holding unanswerable
-    questions (`source` of each row): a set with none, two-hop questions say, tells nothing of
-    the trade between them. None where no set holds one, or no bound keeps to it."""
-    gold = [row.get("gold", {}).get("answerability") for row in rows]
-    mixed = {row.get("source") for row, g in zip(rows, gold) if g == "unlikely"}
-    unanswerable = [i for i, g in enumerate(gold) if g == "unlikely"]
-    answerable = [i for i, g in enumerate(gold) if g == "direct" and rows[i].get("source") in mixed]
-    if not unanswerable or not answerable:
-        return None, {}
-    abstained = {i for i, row in enumerate(rows) if row["confidence_signals"].get("abstains")}
-    doubtable = readers_spans(rows)
-
-    def figures(bound: float) -> dict[str, float]:
-        aside = set(set_aside(rows, confidences, absent, bound))
-        out = abstained | aside
-        return {"abstention": round(sum(i in out for i in unanswerable) / len(unanswerable), 4),
-                "false_abstention": round(sum(i in out for i in answerable) / len(answerable), 4),
-                "set_aside": len(aside)}
-
-    chosen = None
-    for bound in sorted({confidences[i] + 1e-6 for i in doubtable}):
-        if figures(bound)["false_abstention"] <= max_false:
-            chosen = bound
-    return (None, figures(0.0)) if chosen is None else (round(chosen, 6), figures(chosen))
-
-
-def set_aside(rows: list[dict], confidences: list[float], absent: list[float], bound: float | None) -> list[int]:
-    """The rows whose reader's span the abstain `bound` takes as no answer, each row's confidence
-    in `confidences` and the probability that the passages do not state its answer in `absent`."""
-    if bound is None:
-        return []
-    return [i for i in readers_spans(rows) if should_set_aside(confidences[i], absent[i], bound)]
-
-
-def readers_spans(rows: list[dict]) -> list[int]:
-    """The rows whose answer is a span the reader read: those an abstain bound can set aside."""
-    return [i for i, row in enumerate(rows) if settable_aside(row["confidence_signals"], row.get("answerability"))]
 
 
 class CalibrationMap:
@@ -283,8 +240,11 @@ def main(argv: list[str] | None = None) -> int:
     model = model.model_copy(update={"fitted_on": {"runs": args.runs, "command": command}})
     saved = reader.model_copy(update={"confidence": model, "adapter": _relative(reader.adapter, args.out or args.reader)})
     saved.save(args.out or args.reader)
-    print(json.dumps(model.metrics))
+    print(json.dumps({name: value for name, value in model.metrics.items() if name != "trade_off"}))
     print(f"direct at confidence >= {model.direct_bound}; the reader's spans set aside below {model.abstain_bound}")
+    print("abstention on unanswerable questions at each limit of false abstention (held out):")
+    print("\n".join(f"  false <= {p['max_false_abstention']:.0%}: bound {p['bound']:.4f}, abstention {p['abstention']:.1%} "
+                    f"at {p['false_abstention']:.1%} false" for p in model.metrics["trade_off"]))
     print("held out (five folds) on these runs:")
     print("\n".join(reliability_lines(held_out, held_right)))
     return 0

@@ -10,7 +10,7 @@ import pytest
 from deltaseek import AgentSettings, DeltaSeek
 from deltaseek.errors import DatasetError, ProgramFileError
 from deltaseek.metrics.calibration import direct_figures, expected_calibration_error, reliability
-from deltaseek.optimize import fit_confidence
+from deltaseek.optimize import abstain_bound, fit_confidence
 from deltaseek.programs.agent.answer import FinalAnswer, Proposal
 from deltaseek.programs.agent.confidence import SET_ASIDE, answer_signals, follow_confidence, settable_aside
 from deltaseek.programs.agent.evidence import Reading
@@ -320,7 +320,7 @@ def test_what_the_abstain_bound_can_set_aside_is_one_rule_for_a_run_and_for_its_
                               (FinalAnswer("Tave", "extracted", ["p0"], "proxy_only"), False)]:
         final, _, signals, caveat = settled(answer, span, model)
         record = {"answerability": answer.answerability, "confidence_signals": signals}
-        assert (SET_ASIDE in (caveat or "")) == set_aside == bool(fit_confidence.readers_spans([record])), answer
+        assert (SET_ASIDE in (caveat or "")) == set_aside == bool(abstain_bound.readers_spans([record])), answer
     # a span no ranker read (a comparison, a description) is never set aside
     compared = replace(span, signals={})
     final, _, signals, caveat = settled(FinalAnswer("Tave", "extracted", ["p0"], "direct"), compared, model)
@@ -336,17 +336,21 @@ def test_the_abstain_bound_is_the_highest_whose_false_abstention_stays_within_th
                      "confidence_signals": {"origin_extracted": 1.0, "ranker_share": 0.4}})
         confidences.append(0.02 if unanswerable else 0.05 if i < 40 else 0.5)
     absent = [0.9 if c < 0.1 else 0.1 for c in confidences]  # the chance the passages do not state the answer
-    bound, figures = fit_confidence.abstain_bound(rows, confidences, absent, max_false=0.15)
+    bound, figures = abstain_bound.abstain_bound(rows, confidences, absent, max_false=0.15)
     assert 0.05 < bound and figures == {"abstention": 1.0, "false_abstention": round(10 / 70, 4), "set_aside": 40}
-    bound, figures = fit_confidence.abstain_bound(rows, confidences, absent, max_false=0.10)
+    bound, figures = abstain_bound.abstain_bound(rows, confidences, absent, max_false=0.10)
     assert 0.02 < bound <= 0.05 and figures["false_abstention"] == 0.0 and figures["set_aside"] == 30
     # a span likelier right than the passages' silence is kept, whatever the bound
-    assert fit_confidence.set_aside(rows, confidences, absent, 0.99) == list(range(40))
+    assert abstain_bound.set_aside(rows, confidences, absent, 0.99) == list(range(40))
+    # the trade-off at each limit: abstention stays at all 30 once the limit lets the 10 doubtful answerable go too
+    curve = abstain_bound.trade_off(rows, confidences, absent)
+    assert [(p["max_false_abstention"], p["abstention"], p["false_abstention"]) for p in curve] == [
+        (0.05, 1.0, 0.0), (0.10, 1.0, 0.0), *((limit, 1.0, round(10 / 70, 4)) for limit in (0.15, 0.20, 0.30, 0.40))]
     # a set with no unanswerable question (two-hop questions) says nothing of the trade: not counted
     two_hop = [dict(r, gold={"answerability": "direct"}, source="hotpot.jsonl") for r in rows[30:]]
-    assert fit_confidence.abstain_bound(rows + two_hop, confidences + confidences[30:], absent + absent[30:],
+    assert abstain_bound.abstain_bound(rows + two_hop, confidences + confidences[30:], absent + absent[30:],
                                         0.10)[1]["false_abstention"] == 0.0
-    assert fit_confidence.abstain_bound(two_hop, confidences[30:], absent[30:], 0.10) == (None, {})
+    assert abstain_bound.abstain_bound(two_hop, confidences[30:], absent[30:], 0.10) == (None, {})
 
 
 def test_the_bounds_are_agent_options_refused_with_their_name_when_out_of_range(capsys):

@@ -15,7 +15,7 @@ import hashlib
 import json
 
 from deltaseek.metrics.calibration import expected_calibration_error, is_right
-from deltaseek.optimize import fit_confidence
+from deltaseek.optimize import abstain_bound, fit_confidence
 
 SQUAD_SOURCE = "../shared/data/squad2_train10/train-v2.0-first10.json"
 
@@ -43,7 +43,7 @@ def shown(model, row: dict) -> tuple[float, bool, bool, bool]:
     if signals.get("abstains"):
         return model.abstention_probability(signals), unanswerable, True, False
     confidence = model.probability(signals)
-    if fit_confidence.set_aside([row], [confidence], [model.abstention_probability(signals)], model.abstain_bound):
+    if abstain_bound.set_aside([row], [confidence], [model.abstention_probability(signals)], model.abstain_bound):
         return model.abstention_probability(signals), unanswerable, True, False
     direct = confidence >= model.direct_bound and row.get("answerability") != "proxy_only"
     return confidence, is_right(row["scores"]["token_f1"]), False, direct
