@@ -46,8 +46,9 @@ class AgentOptions:
     max_searches: int | None = None
     direct_confidence: float | None = None
     """The least confidence labelled direct; None: the program's, else its reader's fitted bound."""
-    abstain_confidence: float | None = None
-    """The confidence under which the reader's span is no answer; None: as for `direct_confidence`."""
+    abstain_margin: float | None = None
+    """The lead of the passages' not stating the answer over the span's confidence beyond which the
+    reader's span is no answer; None: as for `direct_confidence`."""
 
 
 SetupLM = Callable[..., dspy.BaseLM]
@@ -64,7 +65,7 @@ def setting_overrides(options: AgentOptions) -> dict:
     return {k: v for k, v in {"soft_budget": options.soft_budget, "hard_budget": options.hard_budget,
                               "max_searches": options.max_searches, "profile": options.profile,
                               "direct_confidence": options.direct_confidence,
-                              "abstain_confidence": options.abstain_confidence}.items()
+                              "abstain_margin": options.abstain_margin}.items()
             if v is not None}
 
 

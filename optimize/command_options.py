@@ -73,9 +73,10 @@ def add_agent_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--max-searches", type=int)
     parser.add_argument("--direct-confidence", type=float, metavar="P",
                         help="label an answer direct at this confidence or above (default: the reader's fitted bound)")
-    parser.add_argument("--abstain-confidence", type=float, metavar="P",
-                        help="below this confidence the reader's span is no answer, at or above it one is "
-                             "(default: the reader's fitted bound; 0 answers every span, as a confidence fit's runs do)")
+    parser.add_argument("--abstain-margin", type=float, metavar="M",
+                        help="the reader's span is no answer where the passages' not stating it is likelier by more "
+                             "than this (default: the reader's fitted margin; 1 answers every span, as a confidence "
+                             "fit's runs do)")
 
 
 def add_tracking_options(parser: argparse.ArgumentParser) -> None:

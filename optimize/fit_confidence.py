@@ -3,7 +3,7 @@
     python -m deltaseek.optimize.fit_confidence --runs results/runs-a.jsonl --runs results/runs-b.jsonl \
         --reader programs/compiled/reader.json
 
-The runs are `deltaseek evaluate --abstain-confidence 0 --out` files of held-out questions (never
+The runs are `deltaseek evaluate --abstain-margin 1 --out` files of held-out questions (never
 the test split): each row holds the run's `confidence_signals` and its scores, and every span the
 reader read was answered (none set aside, doubted ones shown), so each one's score is known. A
 logistic regression (scikit-learn) learns from the signals of the runs that answered whether the
@@ -11,7 +11,7 @@ answer was right, and another from every run whether the passages state the answ
 often an abstention is right); Platt's sigmoid (or an isotonic regression), fitted on their
 out-of-fold probabilities (five folds), makes them calibrated. The `direct` bound is the least
 confidence at which the out-of-fold answers labelled direct were right at least
-`--direct-precision` of the time; the abstain bound the highest whose false abstention stays
+`--direct-precision` of the time; the abstain margin the lowest whose false abstention stays
 within `--max-false-abstention`. The report gives the out-of-fold
 reliability table and ECE. Runs with another reader than the one the model is saved with
 describe another reader: refit after retraining it.
@@ -30,7 +30,7 @@ import numpy as np
 
 from deltaseek.errors import DatasetError, ProgramFileError
 from deltaseek.metrics.calibration import expected_calibration_error, is_right, reliability_lines
-from deltaseek.optimize.abstain_bound import abstain_bound, set_aside, trade_off
+from deltaseek.optimize.abstain_margin import abstain_margin, set_aside, trade_off
 from deltaseek.optimize.results_file import numbered_rows
 from deltaseek.programs.agent.confidence import SET_ASIDE
 from deltaseek.programs.agent.learned_reader.model import (CONFIDENCE_SIGNALS, CalibratedLinear, ConfidenceModel,
@@ -55,7 +55,7 @@ def read_runs(paths: list[str]) -> list[dict]:
                 raise DatasetError(f"{path}:{number}: a test-split run; fit on dev or train runs only")
             if any(SET_ASIDE in str(caveat) for caveat in row.get("caveats") or []):
                 raise DatasetError(f"{path}:{number}: a run that set the reader's span aside for its confidence; "
-                                   "fit on runs of deltaseek evaluate --abstain-confidence 0, which answer every span")
+                                   "fit on runs of deltaseek evaluate --abstain-margin 1, which answer every span")
             if row.get("error") or not isinstance(row.get("confidence_signals"), dict):
                 continue  # a crashed run, or one from before runs recorded their signals
             rows.append({**row, "source": path})
@@ -70,7 +70,7 @@ def signal_matrix(rows: list[dict]) -> np.ndarray:
 def fit(rows: list[dict], direct_precision: float = 0.75, max_false_abstention: float = 0.20, method: str = "sigmoid",
         seed: int = 0) -> tuple[ConfidenceModel, list[float], list[bool]]:
     """The model fitted on `rows`, each row's held-out confidence as the program would show it (its
-    fold's, from models fitted on the other folds; a span below the abstain bound taken as no
+    fold's, from models fitted on the other folds; a span the abstain margin sets aside taken as no
     answer, with the abstention's confidence), and whether what it would show is right."""
     if len(rows) < MIN_RUNS:
         raise DatasetError(f"{len(rows)} usable runs; the confidence model needs at least {MIN_RUNS}")
@@ -88,8 +88,8 @@ def fit(rows: list[dict], direct_precision: float = 0.75, max_false_abstention: 
     answers = [i for i, row in enumerate(rows) if not abstaining[i] and row.get("answerability") != "proxy_only"]
     bound = direct_bound([held[i] for i in answers], [bool(right[i]) for i in answers], direct_precision)
     labelled = [i for i in answers if held[i] >= bound]
-    abstain, abstentions = abstain_bound(rows, list(held), list(no_answer_held), max_false_abstention)
-    aside = set_aside(rows, list(held), list(no_answer_held), abstain)
+    margin, abstentions = abstain_margin(rows, list(held), list(no_answer_held), max_false_abstention)
+    aside = set_aside(rows, list(held), list(no_answer_held), margin)
     shown, shown_right = held.copy(), right.copy()
     shown[aside], shown_right[aside] = no_answer_held[aside], unanswerable[aside]
     metrics = {"runs": len(rows), "right": int(right.sum()), "held_out_ece": round(float(expected_calibration_error(
@@ -102,7 +102,7 @@ def fit(rows: list[dict], direct_precision: float = 0.75, max_false_abstention: 
         raise DatasetError(f"runs of the profiles {', '.join(sorted(profiles))}: fit one model per profile")
     model = ConfidenceModel(
         **answer.model_dump(), direct_bound=math.floor(bound * 1e4) / 1e4, direct_precision=direct_precision,
-        abstain_bound=abstain, max_false_abstention=max_false_abstention, unanswerable=no_answer,
+        abstain_margin=margin, max_false_abstention=max_false_abstention, unanswerable=no_answer,
         metrics=metrics, profile=profiles.pop())
     return model, [float(c) for c in shown], [bool(r) for r in shown_right]
 
@@ -224,7 +224,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--calibration", choices=("sigmoid", "isotonic"), default="sigmoid",
                         help="Platt's sigmoid (default) or an isotonic regression")
     parser.add_argument("--max-false-abstention", type=float, default=0.20,
-                        help="the false abstention the abstain bound may reach on the runs of sets holding "
+                        help="the false abstention the abstain margin may reach on the runs of sets holding "
                              "unanswerable questions (default 0.20)")
     parser.add_argument("--direct-precision", type=float, default=0.75,
                         help="the share of direct answers that must be right on these runs (default 0.75)")
@@ -241,9 +241,10 @@ def main(argv: list[str] | None = None) -> int:
     saved = reader.model_copy(update={"confidence": model, "adapter": _relative(reader.adapter, args.out or args.reader)})
     saved.save(args.out or args.reader)
     print(json.dumps({name: value for name, value in model.metrics.items() if name != "trade_off"}))
-    print(f"direct at confidence >= {model.direct_bound}; the reader's spans set aside below {model.abstain_bound}")
+    print(f"direct at confidence >= {model.direct_bound}; the reader's spans set aside where the passages' not "
+          f"stating the answer leads by more than {model.abstain_margin}")
     print("abstention on unanswerable questions at each limit of false abstention (held out):")
-    print("\n".join(f"  false <= {p['max_false_abstention']:.0%}: bound {p['bound']:.4f}, abstention {p['abstention']:.1%} "
+    print("\n".join(f"  false <= {p['max_false_abstention']:.0%}: margin {p['margin']:.4f}, abstention {p['abstention']:.1%} "
                     f"at {p['false_abstention']:.1%} false" for p in model.metrics["trade_off"]))
     print("held out (five folds) on these runs:")
     print("\n".join(reliability_lines(held_out, held_right)))

@@ -202,10 +202,10 @@ def optimize_program(dataset: str, optimizer: str, agent: AgentOptions = AgentOp
 
 @contextmanager
 def every_span_answered(program: DeltaSeek):
-    """The program with nothing set aside for its confidence (abstain bound 0): every span its reader
+    """The program with nothing set aside for its confidence (abstain margin 1): every span its reader
     read, doubted or not, is answered, so the confidence is fitted on what each would have scored."""
     settings = program.settings
-    program.settings = settings.model_copy(update={"abstain_confidence": 0.0})
+    program.settings = settings.model_copy(update={"abstain_margin": 1.0})
     try:
         yield program
     finally:

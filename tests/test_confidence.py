@@ -10,7 +10,7 @@ import pytest
 from deltaseek import AgentSettings, DeltaSeek
 from deltaseek.errors import DatasetError, ProgramFileError
 from deltaseek.metrics.calibration import direct_figures, expected_calibration_error, reliability
-from deltaseek.optimize import abstain_bound, fit_confidence
+from deltaseek.optimize import abstain_margin, fit_confidence
 from deltaseek.programs.agent.answer import FinalAnswer, Proposal
 from deltaseek.programs.agent.confidence import SET_ASIDE, answer_signals, follow_confidence, settable_aside
 from deltaseek.programs.agent.evidence import Reading
@@ -235,14 +235,14 @@ def test_optimize_fits_a_capable_models_confidence_on_the_runs_of_the_profile_mo
         fit_confidence.fit(runs)  # the command itself is told which runs to fit
 
 
-def test_optimize_fits_the_confidence_on_runs_that_answer_every_span_and_then_restores_the_bound():
+def test_optimize_fits_the_confidence_on_runs_that_answer_every_span_and_then_restores_the_margin():
     from deltaseek.optimize.pipeline import every_span_answered
 
-    program = DeltaSeek(settings=AgentSettings(abstain_confidence=0.3))
+    program = DeltaSeek(settings=AgentSettings(abstain_margin=0.3))
     with pytest.raises(KeyboardInterrupt), every_span_answered(program) as answering:
-        assert answering.settings.abstain_confidence == 0.0  # no span set aside: each one's score is seen
+        assert answering.settings.abstain_margin == 1.0  # no span set aside: each one's score is seen
         raise KeyboardInterrupt
-    assert program.settings.abstain_confidence == 0.3
+    assert program.settings.abstain_margin == 0.3
 
 
 def settled(final: FinalAnswer, span: Extracted, model: ConfidenceModel, reading: Reading | None = None, **settings):
@@ -255,7 +255,7 @@ def settled(final: FinalAnswer, span: Extracted, model: ConfidenceModel, reading
                   AgentSettings(**settings))
 
 
-def test_a_span_below_the_readers_threshold_is_an_answer_where_its_confidence_reaches_the_abstain_bound():
+def test_a_span_below_the_readers_threshold_is_an_answer_unless_the_passages_silence_leads_it_by_the_margin():
     """The reader's threshold decides whether to search on; the confidence decides whether its span is an answer."""
     from deltaseek.programs.agent.answer import program_answer
 
@@ -263,20 +263,21 @@ def test_a_span_below_the_readers_threshold_is_an_answer_where_its_confidence_re
     doubted = Reading(unsure=[span], answerability="unknown")
     unstated = program_answer(pad_with("Who built the Orla mill?", MILL[0].text), doubted)
     assert unstated.origin == "evidence"  # the reader's own doubt: its sentence as the closest evidence
-    model = confidence_model(bound=0.99).model_copy(update={"abstain_bound": 0.5})  # the span's confidence: 0.8
+    model = confidence_model(bound=0.99).model_copy(update={"abstain_margin": 0.0, "unanswerable": unanswerable_at(0.5)})
+    # the span's confidence: 0.8, against 0.5 that the passages do not state the answer
     final, confidence, signals, caveat = settled(replace(unstated), span, model, doubted)
     assert (final.text, final.origin, final.answerability) == ("Ada Lind", "extracted", "unknown")
     assert caveat.startswith("A best guess") and "reader_sure" not in signals  # zeros are left out
     assert confidence == pytest.approx(0.8, abs=0.05) and "abstains" not in signals
-    final, confidence, signals, caveat = settled(replace(unstated), span, model.model_copy(update={"abstain_bound": None}),
+    final, confidence, signals, caveat = settled(replace(unstated), span, model.model_copy(update={"abstain_margin": None}),
                                                  doubted)  # no bound: the reader's doubt stands
     assert (final.text, final.origin, caveat) == (unstated.text, "evidence", None) and signals["abstains"] == 1.0
-    doubting = model.model_copy(update={"abstain_bound": 0.9, "unanswerable": unanswerable_at(0.85)})
+    doubting = model.model_copy(update={"abstain_margin": 0.02, "unanswerable": unanswerable_at(0.85)})
     final, confidence, signals, caveat = settled(replace(unstated), span, doubting, doubted)
     assert (final.text, final.origin) == (unstated.text, "evidence") and caveat.startswith(f'The reader\'s span "Ada Lind" {SET_ASIDE}')
     assert confidence == 0.85 and "abstains" not in signals  # the chance the passages do not say, read from the span
-    # below the bound, but the passages' silence (0.3) likelier wrong than the span (0.8): the span is given
-    unlikely_silence = doubting.model_copy(update={"unanswerable": unanswerable_at(0.3)})
+    # the passages' silence (0.81) likelier than the span (0.8), but not by more than the margin: the span is given
+    unlikely_silence = doubting.model_copy(update={"unanswerable": unanswerable_at(0.81)})
     final, confidence, _, caveat = settled(replace(unstated), span, unlikely_silence, doubted)
     assert (final.text, final.origin) == ("Ada Lind", "extracted") and caveat.startswith("A best guess")
 
@@ -287,9 +288,9 @@ def unanswerable_at(share: float) -> CalibratedLinear:
     return CalibratedLinear(linear=zeros, calibration=[(0.0, share), (1.0, share)])
 
 
-def test_a_span_the_reader_doubts_below_the_abstain_bound_is_set_aside_for_its_sentence():
+def test_a_span_the_passages_silence_leads_by_the_margin_is_set_aside_for_its_sentence():
     span = Extracted("Tave", MILL[0].text, "p0", "place", 1.0, 0.2, 0.1, {"ranker_share": 0.3})
-    model = confidence_model(bound=0.99).model_copy(update={"abstain_bound": 0.9, "unanswerable": unanswerable_at(0.85)})
+    model = confidence_model(bound=0.99).model_copy(update={"abstain_margin": 0.0, "unanswerable": unanswerable_at(0.85)})
     final, confidence, signals, caveat = settled(FinalAnswer("Tave", "extracted", ["p0"], "direct"), span, model)
     assert final.origin == "evidence" and final.answerability == "unlikely"  # the span's confidence: 0.8
     assert "do not state the answer for sure" in final.text and MILL[0].text in final.text  # the closest evidence
@@ -298,36 +299,36 @@ def test_a_span_the_reader_doubts_below_the_abstain_bound_is_set_aside_for_its_s
     final, confidence, signals, _ = settled(FinalAnswer("Tave", "extracted", ["p0"], "direct"), span,
                                             model.model_copy(update={"unanswerable": unanswerable_at(0.9)}))
     assert final.origin == "evidence" and confidence == 0.9 and "abstains" not in signals
-    # set in the settings, the bound moves: at 0.01 the span stands, as a best guess below direct's 0.99
+    # set in the settings, the margin moves: at 0.2 the span stands, as a best guess below direct's 0.99
     final, _, _, caveat = settled(FinalAnswer("Tave", "extracted", ["p0"], "direct"), span, model,
-                                  abstain_confidence=0.01)
+                                  abstain_margin=0.2)
     assert (final.text, final.answerability) == ("Tave", "unknown") and caveat.startswith("A best guess")
 
 
 def test_the_models_answer_is_never_set_aside_for_a_low_confidence():
     span = Extracted("Tave", MILL[0].text, "p0", "place", 1.0, 0.2, 0.1, {"ranker_share": 0.3})
-    model = confidence_model(bound=0.9).model_copy(update={"abstain_bound": 0.99})
+    model = confidence_model(bound=0.9).model_copy(update={"abstain_margin": -1.0})
     final, _, _, caveat = settled(FinalAnswer("Ada Lind", "lm", ["p0"], "direct"), span, model)
     assert (final.text, final.origin, final.answerability) == ("Ada Lind", "lm", "unknown")  # shown, as a best guess
 
 
-def test_what_the_abstain_bound_can_set_aside_is_one_rule_for_a_run_and_for_its_record():
+def test_what_the_abstain_margin_can_set_aside_is_one_rule_for_a_run_and_for_its_record():
     span = Extracted("Tave", MILL[0].text, "p0", "place", 1.0, 0.2, 0.1, {"ranker_share": 0.3})
-    model = confidence_model(bound=0.99).model_copy(update={"abstain_bound": 0.9, "unanswerable": unanswerable_at(0.85)})
+    model = confidence_model(bound=0.99).model_copy(update={"abstain_margin": 0.0, "unanswerable": unanswerable_at(0.85)})
     for answer, set_aside in [(FinalAnswer("Tave", "extracted", ["p0"], "direct"), True),
                               (FinalAnswer("Tave", "extracted", ["p0"], "unknown"), True),
                               (FinalAnswer("Ada Lind", "lm", ["p0"], "direct"), False),
                               (FinalAnswer("Tave", "extracted", ["p0"], "proxy_only"), False)]:
         final, _, signals, caveat = settled(answer, span, model)
         record = {"answerability": answer.answerability, "confidence_signals": signals}
-        assert (SET_ASIDE in (caveat or "")) == set_aside == bool(abstain_bound.readers_spans([record])), answer
+        assert (SET_ASIDE in (caveat or "")) == set_aside == bool(abstain_margin.readers_spans([record])), answer
     # a span no ranker read (a comparison, a description) is never set aside
     compared = replace(span, signals={})
     final, _, signals, caveat = settled(FinalAnswer("Tave", "extracted", ["p0"], "direct"), compared, model)
     assert final.text == "Tave" and not settable_aside(signals, "direct")
 
 
-def test_the_abstain_bound_is_the_highest_whose_false_abstention_stays_within_the_limit():
+def test_the_abstain_margin_is_the_lowest_whose_false_abstention_stays_within_the_limit():
     rows, confidences = [], []
     for i in range(100):  # 30 unanswerable at 0.02; answerable ones at 0.05 (10 of them) and 0.5 (60)
         unanswerable = i < 30
@@ -335,26 +336,27 @@ def test_the_abstain_bound_is_the_highest_whose_false_abstention_stays_within_th
                      "scores": {"token_f1": float(i >= 40)}, "source": "squad.jsonl",
                      "confidence_signals": {"origin_extracted": 1.0, "ranker_share": 0.4}})
         confidences.append(0.02 if unanswerable else 0.05 if i < 40 else 0.5)
-    absent = [0.9 if c < 0.1 else 0.1 for c in confidences]  # the chance the passages do not state the answer
-    bound, figures = abstain_bound.abstain_bound(rows, confidences, absent, max_false=0.15)
-    assert 0.05 < bound and figures == {"abstention": 1.0, "false_abstention": round(10 / 70, 4), "set_aside": 40}
-    bound, figures = abstain_bound.abstain_bound(rows, confidences, absent, max_false=0.10)
-    assert 0.02 < bound <= 0.05 and figures["false_abstention"] == 0.0 and figures["set_aside"] == 30
-    # a span likelier right than the passages' silence is kept, whatever the bound
-    assert abstain_bound.set_aside(rows, confidences, absent, 0.99) == list(range(40))
+    # the chance the passages do not state the answer: leads of 0.88, 0.55 and -0.4 over the span's
+    absent = [0.9 if c == 0.02 else 0.6 if c == 0.05 else 0.1 for c in confidences]
+    margin, figures = abstain_margin.abstain_margin(rows, confidences, absent, max_false=0.15)
+    assert margin < 0.55 and figures == {"abstention": 1.0, "false_abstention": round(10 / 70, 4), "set_aside": 40}
+    margin, figures = abstain_margin.abstain_margin(rows, confidences, absent, max_false=0.10)
+    assert 0.55 <= margin < 0.88 and figures["false_abstention"] == 0.0 and figures["set_aside"] == 30
+    # a span likelier right than the passages' silence is kept at any margin from 0 up
+    assert abstain_margin.set_aside(rows, confidences, absent, 0.0) == list(range(40))
     # the trade-off at each limit: abstention stays at all 30 once the limit lets the 10 doubtful answerable go too
-    curve = abstain_bound.trade_off(rows, confidences, absent)
+    curve = abstain_margin.trade_off(rows, confidences, absent)
     assert [(p["max_false_abstention"], p["abstention"], p["false_abstention"]) for p in curve] == [
         (0.05, 1.0, 0.0), (0.10, 1.0, 0.0), *((limit, 1.0, round(10 / 70, 4)) for limit in (0.15, 0.20, 0.30, 0.40))]
     # a set with no unanswerable question (two-hop questions) says nothing of the trade: not counted
     two_hop = [dict(r, gold={"answerability": "direct"}, source="hotpot.jsonl") for r in rows[30:]]
-    assert abstain_bound.abstain_bound(rows + two_hop, confidences + confidences[30:], absent + absent[30:],
-                                        0.10)[1]["false_abstention"] == 0.0
-    assert abstain_bound.abstain_bound(two_hop, confidences[30:], absent[30:], 0.10) == (None, {})
+    assert abstain_margin.abstain_margin(rows + two_hop, confidences + confidences[30:], absent + absent[30:],
+                                         0.10)[1]["false_abstention"] == 0.0
+    assert abstain_margin.abstain_margin(two_hop, confidences[30:], absent[30:], 0.10) == (None, {})
 
 
 def test_the_bounds_are_agent_options_refused_with_their_name_when_out_of_range(capsys):
     from deltaseek.cli import main
 
-    assert main(["ask", "Who built the Orla mill?", "--abstain-confidence", "2"]) != 0
-    assert "bad option --abstain-confidence: Input should be less than or equal to 1" in capsys.readouterr().err
+    assert main(["ask", "Who built the Orla mill?", "--abstain-margin", "2"]) != 0
+    assert "bad option --abstain-margin: Input should be less than or equal to 1" in capsys.readouterr().err

@@ -69,7 +69,7 @@ def test_the_guardrails_reach_the_answer_whatever_the_model_says(question, expec
     assert_no_echo(pred, names)
     assert all(e in pred.answer for e in expected), pred.answer
     if any("was set aside" in c for c in pred.caveats):
-        # the reader's span had a confidence under the abstain bound: its sentence is quoted instead
+        # the abstain margin set the reader's span aside: its sentence is quoted instead
         assert pred.answerability == "unlikely" and pred.answer_origin == "evidence"
     else:
         assert pred.answerability == followed_label(pred) and pred.answer_origin == "extracted"

@@ -22,12 +22,12 @@ def test_a_question_the_reader_cannot_type_is_answered_with_a_label_that_agrees(
 def test_an_english_question_the_passages_leave_unanswered_is_still_denied(use_lm):
     """Only a question in another language is beyond the reader: an English question it read, with
     no kind of answer to type, over passages that do not answer it, is answered unanswerable (by a
-    span whose confidence is below the abstain bound)."""
+    span the abstain margin sets aside)."""
     tool = LocalCorpusSearch(CorpusIndex.build([
         Passage(id="m", title="Orla mill", text="The Orla mill stands on the Orla river below the weir at Kestle."),
         Passage(id="k", title="Kestle", text="Kestle is a village of stone cottages on the Orla river.")]))
     program = DeltaSeek(tools=[tool], reader=shipped_reader().model_copy(update={"threshold": 0.99}),
-                        settings=AgentSettings(abstain_confidence=0.99))
+                        settings=AgentSettings(abstain_margin=-1.0))
     with use_lm(scenario_lm("echo", tool.name)):
         pred = program(question="What did the Orla mill grind?")
     assert "do not state" in pred.answer and pred.answerability == "unlikely", (pred.answer, pred.answerability)

@@ -3,7 +3,7 @@
     python docs/experiments/confidence_held_out_articles.py RUNS.jsonl [RUNS.jsonl ...]
 
 Leaves one group of the fit runs out at a time, fits `optimize.fit_confidence.fit` on the rest and
-shows the held-out group's answers as the program would: a span under the abstain bound taken as
+shows the held-out group's answers as the program would: a span the abstain margin sets aside taken as
 no answer, with the abstention's confidence. A group is a SQuAD article (the one article holding
 unanswerable questions is cut in two halves by a hash of the id, or no fit would see one) or a
 hash half of the other runs. Prints each group's calibration error and labels, then the pooled
@@ -15,7 +15,7 @@ import hashlib
 import json
 
 from deltaseek.metrics.calibration import expected_calibration_error, is_right
-from deltaseek.optimize import abstain_bound, fit_confidence
+from deltaseek.optimize import abstain_margin, fit_confidence
 
 SQUAD_SOURCE = "../shared/data/squad2_train10/train-v2.0-first10.json"
 
@@ -43,7 +43,7 @@ def shown(model, row: dict) -> tuple[float, bool, bool, bool]:
     if signals.get("abstains"):
         return model.abstention_probability(signals), unanswerable, True, False
     confidence = model.probability(signals)
-    if abstain_bound.set_aside([row], [confidence], [model.abstention_probability(signals)], model.abstain_bound):
+    if abstain_margin.set_aside([row], [confidence], [model.abstention_probability(signals)], model.abstain_margin):
         return model.abstention_probability(signals), unanswerable, True, False
     direct = confidence >= model.direct_bound and row.get("answerability") != "proxy_only"
     return confidence, is_right(row["scores"]["token_f1"]), False, direct

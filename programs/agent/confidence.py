@@ -6,7 +6,8 @@ from, the type asked, the reader's own doubts, whether the model and the reader 
 and how near the question's words the passages read write the answer); the reader's
 `ConfidenceModel` turns them into the probability that the answer is right (for an abstention,
 that the passages do not state it). `settle` takes the reader's span as an answer or as none by
-that probability (the reader's own threshold decides only whether to search on);
+that probability and the probability that the passages do not state the answer (the reader's
+own threshold decides only whether to search on);
 `follow_confidence` then labels the answer: `direct` only at or above the model's bound, else a
 best guess (`unknown`) whose caveat states the confidence.
 """
@@ -75,10 +76,10 @@ def settle(pad: Scratchpad, final: FinalAnswer, reading: Reading, proposal: Prop
            stopped_early: bool, reader: ReaderModel,
            settings: AgentSettings) -> tuple[FinalAnswer, float | None, dict[str, float], str | None]:
     """The final answer as its confidence leaves it, the confidence, the signals it was read from,
-    and the caveat saying what the confidence changed. One bound, the abstain bound, decides
-    whether a span the reader read is an answer: one whose confidence is below it is taken as no
-    answer (the facts read are said not to state it, its sentence quoted as the closest evidence)
-    where that is likelier right than the span (`sets_aside`), and one the reader doubted (below
+    and the caveat saying what the confidence changed. One margin, the abstain margin, decides
+    whether a span the reader read is an answer: one is taken as no answer (the facts read are
+    said not to state it, its sentence quoted as the closest evidence) where that is likelier
+    right than the span by more than the margin (`sets_aside`), and one the reader doubted (below
     its own threshold) that is not set aside so is shown as an answer. An abstention's confidence
     is the probability that the passages do not state the answer; an answer's label then follows
     its confidence (`follow_confidence`)."""
@@ -86,56 +87,57 @@ def settle(pad: Scratchpad, final: FinalAnswer, reading: Reading, proposal: Prop
     model = reader.confidence if reader.confidence and reader.confidence.profile == pad.profile else None
     if model is None:
         return final, None, signals, None
-    abstain = _setting(settings.abstain_confidence, model.abstain_bound)
+    margin = _setting(settings.abstain_margin, model.abstain_margin)
     direct = _setting(settings.direct_confidence, model.direct_bound)
-    if abstain is not None and doubted_by_the_reader(final, reading, missing_subjects):
+    if margin is not None and doubted_by_the_reader(final, reading, missing_subjects):
         span = program_answer(pad, Reading(spans=reading.unsure, answerability="unknown"))
         span.replaced_because = final.replaced_because
         span_signals = answer_signals(pad, span, reading, proposal, missing_subjects, stopped_early)
-        if sets_aside(model, span_signals, abstain):
-            return final, *_set_aside(model, span, span_signals, abstain)
+        if sets_aside(model, span_signals, margin):
+            return final, *_set_aside(model, span, span_signals, margin)
         final, signals = span, span_signals  # the doubted span is given: not likely enough to be no answer
     elif "abstains" in signals:
         return final, _rounded(model.abstention_probability(signals)), signals, None
-    elif abstain is not None and settable_aside(signals, final.answerability) and sets_aside(model, signals, abstain):
+    elif margin is not None and settable_aside(signals, final.answerability) and sets_aside(model, signals, margin):
         doubted = program_answer(pad, Reading(unsure=[*reading.spans, *reading.unsure], answerability="unlikely"))
         doubted.replaced_because = final.replaced_because
-        return doubted, *_set_aside(model, final, signals, abstain)
+        return doubted, *_set_aside(model, final, signals, margin)
     confidence = _rounded(model.probability(signals))
     return final, confidence, signals, follow_confidence(final, confidence, direct)
 
 
 def settable_aside(signals: dict[str, float], label: str | None) -> bool:
     """Whether an answer of these signals and label is a span the reader read, which the abstain
-    bound can take as no answer: not an abstention, a proxy answer, the model's own answer, a
+    margin can take as no answer: not an abstention, a proxy answer, the model's own answer, a
     comparison or a description. `settle` asks it of a run, `fit_confidence` of a run's record."""
     return ("abstains" not in signals and label in ("direct", "unknown")
             and "origin_extracted" in signals and READ_BY_THE_READER in signals)
 
 
-def sets_aside(model: ConfidenceModel, signals: dict[str, float], abstain: float) -> bool:
-    """Whether the reader's span `signals` describe is taken as no answer: its confidence is below
-    the abstain bound, and saying the passages do not state the answer is likelier right than the
-    span. A span is kept where both are unlikely: a doubtful answer is worth more than an
-    abstention that is likely wrong too (an answerable question the reader read badly)."""
+def sets_aside(model: ConfidenceModel, signals: dict[str, float], margin: float) -> bool:
+    """Whether the reader's span `signals` describe is taken as no answer: saying the passages do
+    not state the answer is likelier right than the span by more than the abstain `margin`. Where
+    both are about as unlikely (an answerable question the reader read badly, or a question unlike
+    those fitted on), the span stays, shown as the best guess its confidence makes it: saying the
+    passages do not state an answer is a claim too, and no likelier."""
     return should_set_aside(_rounded(model.probability(signals)), _rounded(model.abstention_probability(signals)),
-                            abstain)
+                            margin)
 
 
-def should_set_aside(span_confidence: float, abstention_confidence: float, abstain: float) -> bool:
+def should_set_aside(span_confidence: float, abstention_confidence: float, margin: float) -> bool:
     """The rule `sets_aside` applies to a run, and `fit_confidence` to a run's record."""
-    return span_confidence < abstain and abstention_confidence > span_confidence
+    return abstention_confidence - span_confidence > margin
 
 
 def _set_aside(model: ConfidenceModel, span: FinalAnswer, signals: dict[str, float],
-               abstain: float) -> tuple[float, dict[str, float], str]:
+               margin: float) -> tuple[float, dict[str, float], str]:
     """The confidence, signals and caveat of taking the reader's `span` (its signals `signals`) as
     no answer: the confidence is the probability that the passages do not state the answer, read
     from the span's signals, as fitted."""
     absent = _rounded(model.abstention_probability(signals))
-    caveat = (f"The reader's span \"{span.text}\" {SET_ASIDE}, {_rounded(model.probability(signals)):.1%}, below "
-              f"the {abstain:.1%} under which the program takes the passages not to state the answer, "
-              f"and below the {absent:.1%} that they do not state it.")
+    caveat = (f"The reader's span \"{span.text}\" {SET_ASIDE}, {_rounded(model.probability(signals)):.1%}, against "
+              f"{absent:.1%} that the passages do not state the answer, which leads it by more than the program's "
+              f"abstain margin of {margin:.1%}.")
     return absent, signals, caveat
 
 

@@ -28,7 +28,7 @@ named thing is often right from one that says less."""
 SAVED_SETTINGS = ("reader_min_confidence", "reader_min_confidence_by_type", "soft_budget", "hard_budget",
                   "max_searches", "min_new_tokens", "exhaustion_window", "weak_results_before_judging",
                   "relevance_drop", "max_lm_failures", "budgets_from_task_kind", "replaced_moves_before_program_leads",
-                  "task_search_caps", "first_strategies", "prompt_facts", "direct_confidence", "abstain_confidence")
+                  "task_search_caps", "first_strategies", "prompt_facts", "direct_confidence", "abstain_margin")
 """The settings a compiled program may carry: measured on labeled data with its prompts (calibrated
 or tuned). The profile and the LM-helper switches are not among them: they follow the model, which
 is whoever runs the program's choice."""
@@ -93,11 +93,12 @@ class AgentSettings(BaseModel):
                                             "is labelled direct at (below it: a best guess, unknown); None: the "
                                             "bound the reader's confidence model was fitted with.")
 
-    abstain_confidence: float | None = Field(None, ge=0.0, le=1.0, description="Below this confidence the "
-                                             "reader's own span is taken as no answer (unlikely, its sentence "
-                                             "the closest evidence), and at or above it one the reader doubted is "
-                                             "shown as an answer; None: the bound the reader's confidence model "
-                                             "was fitted with.")
+    abstain_margin: float | None = Field(None, ge=-1.0, le=1.0, description="Where the probability that the "
+                                         "passages do not state the answer leads the span's confidence by more "
+                                         "than this, the reader's own span is taken as no answer (unlikely, its "
+                                         "sentence the closest evidence), and otherwise one the reader doubted is "
+                                         "shown as an answer; 1 sets none aside, -1 every one; None: the margin "
+                                         "the reader's confidence model was fitted with.")
 
     def reader_threshold(self, kind: str) -> float:
         """The support a model's answer to this answer type needs to pass the small profile's check."""

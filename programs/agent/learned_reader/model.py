@@ -123,11 +123,12 @@ class ConfidenceModel(CalibratedLinear):
 
     direct_bound: float = Field(ge=0.0, le=1.0)
     direct_precision: float = Field(0.75, ge=0.0, le=1.0)
-    abstain_bound: float | None = Field(None, ge=0.0, le=1.0)
-    """Below this confidence the reader's own span is no answer: the facts read are taken not to
-    hold one (`unlikely`, with the span's sentence as the closest evidence). Chosen on dev as the
-    highest bound whose false abstention on answerable questions stays within
-    `max_false_abstention`; None where the dev runs held no unanswerable question to choose it on.
+    abstain_margin: float | None = Field(None, ge=-1.0, le=1.0)
+    """Where the probability that the passages do not state the answer leads the span's confidence
+    by more than this, the reader's own span is no answer: the facts read are taken not to hold one
+    (`unlikely`, with the span's sentence as the closest evidence). Chosen on dev as the lowest
+    margin whose false abstention on answerable questions stays within `max_false_abstention`;
+    None (no span set aside) where the dev runs held no unanswerable question to choose it on.
     A model's answer is never replaced by it: only a named failure replaces the model's answer."""
     max_false_abstention: float = Field(0.20, ge=0.0, le=1.0)
     unanswerable: CalibratedLinear | None = None
