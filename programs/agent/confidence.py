@@ -79,8 +79,8 @@ def settle(pad: Scratchpad, final: FinalAnswer, reading: Reading, proposal: Prop
     and the caveat saying what the confidence changed. One margin, the abstain margin, decides
     whether a span the reader read is an answer: one is taken as no answer (the facts read are
     said not to state it, its sentence quoted as the closest evidence) where that is likelier
-    right than the span by more than the margin (`sets_aside`), and one the reader doubted (below
-    its own threshold) that is not set aside so is shown as an answer. An abstention's confidence
+    right than the span by more than the margin (`should_set_aside`), and one the reader doubted
+    (below its own threshold) that is not set aside so is shown as an answer. An abstention's confidence
     is the probability that the passages do not state the answer; an answer's label then follows
     its confidence (`follow_confidence`)."""
     signals = answer_signals(pad, final, reading, proposal, missing_subjects, stopped_early)
@@ -93,16 +93,20 @@ def settle(pad: Scratchpad, final: FinalAnswer, reading: Reading, proposal: Prop
         span = program_answer(pad, Reading(spans=reading.unsure, answerability="unknown"))
         span.replaced_because = final.replaced_because
         span_signals = answer_signals(pad, span, reading, proposal, missing_subjects, stopped_early)
-        if sets_aside(model, span_signals, margin):
-            return final, *_set_aside(model, span, span_signals, margin)
-        final, signals = span, span_signals  # the doubted span is given: not likely enough to be no answer
-    elif "abstains" in signals:
+        confidence, absent = _span_and_absence(model, span_signals)
+        if should_set_aside(confidence, absent, margin):
+            return final, absent, span_signals, _set_aside_caveat(span, confidence, absent, margin)
+        # the doubted span is given: not likely enough to be no answer
+        return span, confidence, span_signals, follow_confidence(span, confidence, direct)
+    if "abstains" in signals:
         return final, _rounded(model.abstention_probability(signals)), signals, None
-    elif margin is not None and settable_aside(signals, final.answerability) and sets_aside(model, signals, margin):
-        doubted = program_answer(pad, Reading(unsure=[*reading.spans, *reading.unsure], answerability="unlikely"))
-        doubted.replaced_because = final.replaced_because
-        return doubted, *_set_aside(model, final, signals, margin)
     confidence = _rounded(model.probability(signals))
+    if margin is not None and settable_aside(signals, final.answerability):
+        absent = _rounded(model.abstention_probability(signals))
+        if should_set_aside(confidence, absent, margin):
+            doubted = program_answer(pad, Reading(unsure=[*reading.spans, *reading.unsure], answerability="unlikely"))
+            doubted.replaced_because = final.replaced_because
+            return doubted, absent, signals, _set_aside_caveat(final, confidence, absent, margin)
     return final, confidence, signals, follow_confidence(final, confidence, direct)
 
 
@@ -114,31 +118,27 @@ def settable_aside(signals: dict[str, float], label: str | None) -> bool:
             and "origin_extracted" in signals and READ_BY_THE_READER in signals)
 
 
-def sets_aside(model: ConfidenceModel, signals: dict[str, float], margin: float) -> bool:
-    """Whether the reader's span `signals` describe is taken as no answer: saying the passages do
-    not state the answer is likelier right than the span by more than the abstain `margin`. Where
-    both are about as unlikely (an answerable question the reader read badly, or a question unlike
-    those fitted on), the span stays, shown as the best guess its confidence makes it: saying the
-    passages do not state an answer is a claim too, and no likelier."""
-    return should_set_aside(_rounded(model.probability(signals)), _rounded(model.abstention_probability(signals)),
-                            margin)
-
-
 def should_set_aside(span_confidence: float, abstention_confidence: float, margin: float) -> bool:
-    """The rule `sets_aside` applies to a run, and `fit_confidence` to a run's record."""
+    """Whether the reader's span is taken as no answer: saying the passages do not state the answer
+    (`abstention_confidence`) is likelier right than the span (`span_confidence`) by more than the
+    abstain `margin`. Where both are about as unlikely (an answerable question the reader read
+    badly, or a question unlike those fitted on), the span stays, shown as the best guess its
+    confidence makes it: saying the passages do not state an answer is a claim too, and no
+    likelier. `settle` applies it to a run, `fit_confidence` to a run's record."""
     return abstention_confidence - span_confidence > margin
 
 
-def _set_aside(model: ConfidenceModel, span: FinalAnswer, signals: dict[str, float],
-               margin: float) -> tuple[float, dict[str, float], str]:
-    """The confidence, signals and caveat of taking the reader's `span` (its signals `signals`) as
-    no answer: the confidence is the probability that the passages do not state the answer, read
-    from the span's signals, as fitted."""
-    absent = _rounded(model.abstention_probability(signals))
-    caveat = (f"The reader's span \"{span.text}\" {SET_ASIDE}, {_rounded(model.probability(signals)):.1%}, against "
-              f"{absent:.1%} that the passages do not state the answer, which leads it by more than the program's "
-              f"abstain margin of {margin:.1%}.")
-    return absent, signals, caveat
+def _span_and_absence(model: ConfidenceModel, signals: dict[str, float]) -> tuple[float, float]:
+    """The probability that the span `signals` describe is right, and that the passages do not state
+    the answer (the confidence it carries when set aside, read from the span's signals, as fitted)."""
+    return _rounded(model.probability(signals)), _rounded(model.abstention_probability(signals))
+
+
+def _set_aside_caveat(span: FinalAnswer, confidence: float, absent: float, margin: float) -> str:
+    """The caveat of taking the reader's `span` as no answer."""
+    return (f"The reader's span \"{span.text}\" {SET_ASIDE}, {confidence:.1%}, against {absent:.1%} that the "
+            f"passages do not state the answer, which leads it by more than the program's abstain margin of "
+            f"{margin:.1%}.")
 
 
 def _rounded(probability: float) -> float:
