@@ -156,8 +156,14 @@ def fit_into(program, rows: list[dict], where: str) -> dict[str, float]:
     print(f"confidence fitted on {where} ({len(usable)} runs): calibration error out of fold "
           f"{model.metrics['held_out_ece']:.3f}; direct at confidence >= {model.direct_bound}, "
           f"{model.metrics['direct_share']:.0%} of the questions, {model.metrics['direct_right']:.0%} of them right")
-    return {f"confidence_{name}": value for name, value in model.metrics.items() if name != "trade_off"} | {
+    return {f"confidence_{name}": value for name, value in numeric_figures(model).items()} | {
         "confidence_direct_bound": model.direct_bound}
+
+
+def numeric_figures(model: ConfidenceModel) -> dict[str, float]:
+    """The model's figures as numbers (MLflow's metrics, the fit's summary line): its metrics less
+    the trade-off curve, which is printed as lines."""
+    return {name: value for name, value in model.metrics.items() if name != "trade_off"}
 
 
 def run_profile(row: dict) -> str:
@@ -240,7 +246,7 @@ def main(argv: list[str] | None = None) -> int:
     model = model.model_copy(update={"fitted_on": {"runs": args.runs, "command": command}})
     saved = reader.model_copy(update={"confidence": model, "adapter": _relative(reader.adapter, args.out or args.reader)})
     saved.save(args.out or args.reader)
-    print(json.dumps({name: value for name, value in model.metrics.items() if name != "trade_off"}))
+    print(json.dumps(numeric_figures(model)))
     print(f"direct at confidence >= {model.direct_bound}; the reader's spans set aside where the passages' not "
           f"stating the answer leads by more than {model.abstain_margin}")
     print("abstention on unanswerable questions at each limit of false abstention (held out):")
