@@ -39,8 +39,8 @@ def abstain_margin(rows: list[dict], confidences: list[float], absent: list[floa
     # a margin of a span's own lead sets aside the spans leading by more: raised one lead at a
     # time, the false abstention only falls, so the first that keeps to the limit is the lowest
     for margin in sorted({round(float(absent[i] - confidences[i]), 6) for i in readers_spans(rows)}):
-        if figures(margin)["false_abstention"] <= max_false:
-            return margin, figures(margin)
+        if (at_margin := figures(margin))["false_abstention"] <= max_false:
+            return margin, at_margin
     return None, figures(None)
 
 
