@@ -13,9 +13,12 @@ TINY_TEMPLATE = ("{% for message in messages %}<|{{ message['role'] }}|>\n{{ mes
 """Not SmolLM2's ChatML: a prompt built with it shows the engine read the file's own template."""
 
 
-def write_tiny_llama_gguf(path: Path, n_embd: int = 64, n_ff: int = 128, n_head: int = 4, n_head_kv: int = 2) -> Path:
-    """A one-layer llama of random weights (seeded) with the packaged SmolLM2's tokenizer, as GGUF."""
+def write_tiny_llama_gguf(path: Path, n_embd: int = 64, n_ff: int = 128, n_head: int = 4, n_head_kv: int = 2,
+                          quantized=None) -> Path:
+    """A one-layer llama of random weights (seeded) with the packaged SmolLM2's tokenizer, as GGUF;
+    `quantized` (a GGMLQuantizationType): its matrices stored so, as the packaged model's are."""
     import gguf
+    from gguf.quants import quantize
 
     source = gguf.GGUFReader(find_smollm2_gguf())
     vocab = len(source.fields["tokenizer.ggml.tokens"].data)
@@ -30,7 +33,7 @@ def write_tiny_llama_gguf(path: Path, n_embd: int = 64, n_ff: int = 128, n_head:
     writer.add_rope_dimension_count(n_embd // n_head)
     writer.add_layer_norm_rms_eps(1e-5)
     writer.add_vocab_size(vocab)
-    writer.add_file_type(gguf.LlamaFileType.ALL_F32)
+    writer.add_file_type(gguf.LlamaFileType.ALL_F32 if quantized is None else gguf.LlamaFileType[f"MOSTLY_{quantized.name}"])
     for key, field in source.fields.items():
         if key.startswith("tokenizer.ggml."):
             sub_type = field.types[1] if field.types[0] == gguf.GGUFValueType.ARRAY else None
@@ -50,7 +53,11 @@ def write_tiny_llama_gguf(path: Path, n_embd: int = 64, n_ff: int = 128, n_head:
                "blk.0.ffn_gate.weight": weights(n_ff, n_embd), "blk.0.ffn_up.weight": weights(n_ff, n_embd),
                "blk.0.ffn_down.weight": weights(n_embd, n_ff)}
     for name, tensor in tensors.items():
-        writer.add_tensor(name, tensor)
+        if quantized is not None and tensor.ndim == 2:
+            blocks = quantize(tensor, quantized)
+            writer.add_tensor(name, blocks, raw_shape=blocks.shape, raw_dtype=quantized)
+        else:
+            writer.add_tensor(name, tensor)
     writer.write_header_to_file()
     writer.write_kv_data_to_file()
     writer.write_tensors_to_file()

@@ -2,7 +2,8 @@
 answers from the best sentences of the facts with a span of them or "not stated".
 
 No torch at run time: llama-cpp-python loads the base model with the adapter (`lora_path`) in a
-context of its own, so the agent's model is never changed. Decoding is greedy and held to the
+context of its own, so the agent's model is never changed. It loads the base's 8-bit copy
+(`reading_copy.py`): a reading is mostly prompt, which the copy evaluates in half the time. Decoding is greedy and held to the
 passage: each token taken is the likeliest one that keeps the answer a piece of the sentences
 shown, so the answer is always a span the facts write. Where the answer starts, the probability
 of "not stated"'s first token against the span's (`AdapterReading.doubt`) is the adapter's own
@@ -24,6 +25,7 @@ from scipy.special import log_softmax
 from deltaseek.programs.agent.learned_reader.adapter_file import AdapterInfo, read_adapter_info
 from deltaseek.programs.agent.learned_reader.prompt import NOT_STATED, Passage, best_sentences, reader_prompt
 from deltaseek.programs.lm.gguf_file import find_smollm2_gguf
+from deltaseek.programs.lm.reading_copy import q8_copy
 
 MAX_ANSWER_TOKENS = 16
 ADAPTER_CONTEXT = 1024
@@ -70,7 +72,7 @@ class ReaderAdapter:
             from deltaseek.programs.lm.llamacpp import default_threads, import_llama_cpp
 
             generate, batch = default_threads()
-            self._llama = import_llama_cpp().Llama(model_path=str(self.base), lora_path=str(self.path),
+            self._llama = import_llama_cpp().Llama(model_path=str(q8_copy(self.base)), lora_path=str(self.path),
                                                    n_ctx=ADAPTER_CONTEXT, n_threads=generate,
                                                    n_threads_batch=batch, verbose=False, seed=0)
         return self._llama
