@@ -2,7 +2,6 @@
 stored in 4 bits as the packaged model's are: the same file but for the matrices' storage, values
 within Q8_0's rounding, llama.cpp reading it as it reads the base, built once and found after."""
 
-import logging
 import os
 from pathlib import Path
 
@@ -72,15 +71,26 @@ def test_a_copy_is_built_once_and_a_changed_base_gets_its_own(four_bit_base, mon
     assert q8_copy(four_bit_base) == built[0] and built[0] not in (first, four_bit_base)
 
 
-def test_a_cache_that_cannot_be_written_builds_the_copy_for_this_process(four_bit_base, tmp_path, monkeypatch, caplog):
+def test_a_cache_that_cannot_be_written_builds_the_copy_for_this_process(four_bit_base, tmp_path, monkeypatch, capsys):
     blocked = tmp_path / "not-a-folder"
     blocked.write_text("a file where the cache folder would be")
     monkeypatch.setenv("DELTASEEK_CACHE", str(blocked))
-    with caplog.at_level(logging.WARNING):
-        copy = q8_copy(four_bit_base)
+    copy = q8_copy(four_bit_base)
     assert copy.is_file() and blocked not in copy.parents
     assert GGMLQuantizationType.Q8_0 in {t.tensor_type for t in GGUFReader(copy).tensors}
-    assert "could not keep the Q8_0 reading copy" in caplog.text
+    assert capsys.readouterr().err.startswith("deltaseek: warning: the reader's 8-bit copy of the model could not be kept in ")
+
+
+def test_where_no_copy_can_be_written_the_reader_reads_on_the_base(four_bit_base, tmp_path, monkeypatch, capsys):
+    def disk_full(reader, target):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(reading_copy, "write_q8_copy", disk_full)
+    monkeypatch.setenv("DELTASEEK_CACHE", str(tmp_path / "full"))
+    assert q8_copy(four_bit_base) == four_bit_base
+    warnings = capsys.readouterr().err.splitlines()
+    assert len(warnings) == 2 and "(No space left on device)" in warnings[0]
+    assert "the reader reads on tiny-q4_1.gguf itself" in warnings[1]
 
 
 def test_a_base_without_4_bit_weights_is_read_as_it_is(tmp_path):

@@ -12,22 +12,21 @@ over 127): the adapter, trained on the dequantized Q4_1 weights, read its 160 de
 The copy is built from the base file alone (gguf-py's own dequantize and quantize, deterministic),
 once, into `q8_0` under the cache dir, named after the base's name, size and modification time:
 a changed base gets a new copy. Where that folder cannot be written, the copy is built in a
-temporary folder for this process, with one warning: it saves time, it never stops a run.
+temporary folder for this process, with a warning; where neither can, the reader reads on the base
+itself: the copy saves time, it never stops a run.
 """
 
 from __future__ import annotations
 
 import atexit
 import functools
-import logging
 import shutil
+import sys
 import tempfile
 from pathlib import Path
 
 from deltaseek.files import replaced_atomically
 from deltaseek.programs.index import cache_dir
-
-logger = logging.getLogger(__name__)
 
 Q8_0_BLOCK = 32
 """Values a Q8_0 block holds: a row whose length is not a multiple keeps its own type."""
@@ -55,11 +54,19 @@ def q8_copy(base: str | Path) -> Path:
     try:
         return write_q8_copy(reader, target)
     except OSError as error:
+        warn(f"the reader's 8-bit copy of the model could not be kept in {target.parent} ({error.strerror or error})")
+    try:  # a copy for this process alone: the same readings, built again next time
         folder = Path(tempfile.mkdtemp(prefix="deltaseek-q8_0-"))
         atexit.register(shutil.rmtree, folder, ignore_errors=True)
-        logger.warning("could not keep the Q8_0 reading copy at %s (%s); built in %s for this process",
-                       target, error, folder)
         return write_q8_copy(reader, folder / target.name)
+    except OSError as error:
+        warn(f"nor in a temporary folder ({error.strerror or error}): the reader reads on {base.name} itself, "
+             "slower, its readings a little different")
+        return base
+
+
+def warn(message: str) -> None:
+    print(f"deltaseek: warning: {message}", file=sys.stderr)
 
 
 def requantized_tensors(reader) -> list[str]:
