@@ -94,12 +94,12 @@ ABSTENTION_PATTERNS = [re.compile(p, re.IGNORECASE) for p in (
     r"\b(do|does)(n['\u2019]t| not) know\b",
     r"\bnot (be )?(found|determined|known)\b",
     r"\b(unknown|unanswerable)\b",
-    r"\binsufficient (information|data|evidence)\b",
+    r"\b(insufficient|not enough) (information|info|data|details|evidence|context)\b",
     r"\b(do|does|did)(n['\u2019]t| not) (say|state|mention|give|tell|specify)\b",
     r"\b(passages?|sources?|texts?|documents?|results?|context) (do|does|did)(n['\u2019]t| not) (contain|include|"
     r"provide|cover|address|answer|hold|name|discuss)\b",
     r"\bnot (stated|mentioned|given|specified|said|provided|addressed)\b",
-    r"\bnot (in|among|within) (the|these|those|any) (\w+ ){0,2}(passages?|sources?|texts?|documents?|results?|"
+    r"\bnot ((available|present|included|contained) )?(in|among|within|from) (the|these|those|any) (\w+ ){0,2}(passages?|sources?|texts?|documents?|results?|"
     r"context)\b",
     r"\b(none of|nothing in) the (\w+ ){0,2}(passages|sources|texts|documents|results)\b",
     r"\b(is|are) silent (on|about)\b",
@@ -109,7 +109,8 @@ ABSTENTION_PATTERNS = [re.compile(p, re.IGNORECASE) for p in (
 """How an answer declines, each a general pattern of English with a hand-written example: "No
 information was found", "I could not find it", "The passages do not contain the answer", "This
 is not provided", "It is not in the sources", "None of the passages answer it", "Nothing in the
-sources says", "The sources are silent on this", "It is impossible to tell", "N/A". A verb that
+sources says", "The sources are silent on this", "It is impossible to tell", "Not enough
+information", "It is not available in these sources", "N/A". A verb that
 may be a claim of its own ("does not contain") declines only with the passages as its subject."""
 
 

@@ -74,6 +74,8 @@ FRAMES = [
     "The passages discuss this directly. The answer is {answer}.",
     "I searched twice. It is {answer}.",
     "The answer is {answer}, based on what was found.",
+    "{answer}. The first source states this, and no other source disputes it.",
+    "It is most likely {answer}, although the sources mention it only briefly.",
 ]
 """Sentences a capable model puts round its answer, written here by hand."""
 RIGHT_ANSWERS = [

@@ -93,11 +93,15 @@ def test_answer_metrics_on_unlikely_reward_only_abstention():
     ("It is impossible to tell from what was found.", "direct", True),
     ("This information is not provided.", "direct", True),
     ("N/A", "direct", True),
+    ("Answer: Not enough information to answer.", "direct", True),
+    ("That detail is not available in these sources.", "direct", True),
     ("Xyzzyville has 12,000 inhabitants.", "direct", False),
     ("Jim Tressel", "direct", False),
     ("Na", "direct", False),                                   # a chemical symbol, not "N/A"
     ("The album does not contain the song.", "direct", False),  # a claim about the album, not the passages
     ("The mill is not in the town of Orla.", "direct", False),
+    ("The album is not available on vinyl.", "direct", False),
+    ("Not enough votes were cast to elect her.", "direct", False),
 ])
 def test_abstains(answer, label, expected):
     assert abstains(pred(answer, label)) is expected

@@ -29,8 +29,10 @@ _LEAD_IN = re.compile(r"^\s*([^,:;!?]{1,60})[,:;!]\s+(?=\S)")
 LEAD_IN_WORDS = 6
 """A clause before the first comma this short that names nothing frames the answer ("Based on the
 passages,", "Certainly!", "In short:"); a longer one, or one with a name or a number, is a claim."""
+_WHICH_PASSAGE = r"(?:(?:first|second|third|fourth|fifth|last|other|same|retrieved|provided|given|top)\s+)?"
+"""A word picking out which passages a sentence speaks of: "The first passage ...", "The retrieved sources ..."."""
 _REPORTING = re.compile(
-    r"^\s*(?:the\s+|these\s+|those\s+)?(?:passages?|sources?|facts?|texts?|documents?|evidence|searches|"
+    rf"^\s*(?:the\s+|these\s+|those\s+)?{_WHICH_PASSAGE}(?:passages?|sources?|facts?|texts?|documents?|evidence|searches|"
     r"(?:search\s+)?results?)(?:\s+\w+){0,3}?\s+(?:say|says|state|states|show|shows|indicate|indicates|suggest|"
     r"suggests|mention|mentions|confirm|confirms|tell us|make clear)\s+(?:that\s+)?", re.I)
 """A report of what the passages say: "The passages state that X" claims X."""
@@ -57,11 +59,20 @@ _REMARK = re.compile(r"\s*[(\[]([^()\[\]]{1,80})[)\]](?=[.!]?\s*$)")
 """A closing remark in brackets: "X (as stated in the passages)", "X [see the second source]"."""
 _NUMBERED_SOURCE = re.compile(r"\b(?:passages?|sources?|documents?|results?|facts?)\s*#?\d+", re.I)
 """A passage named by its number ("passage 2"): a pointer to what was read, not a claim."""
-_ABOUT_THE_READING = re.compile(r"^\s*(?:(?:the|these|those|my|our)\s+)?(?:(?:passages?|sources?|facts?|texts?|"
+_ABOUT_THE_READING = re.compile(rf"^\s*(?:(?:the|these|those|my|our|no|each|every|all)\s+)?{_WHICH_PASSAGE}(?:(?:passages?|sources?|facts?|texts?|"
                                 r"documents?|evidence|search(?:es)?|(?:search\s+)?results?|question)\b|(?:i|we)\s+"
                                 r"(?:searched|read|looked|checked|found|reviewed|consulted|went)\b)", re.I)
 """A sentence whose subject is the passages, the question or the reading ("The sources ...",
 "I searched ...")."""
+_POINTS_BACK = re.compile(r"(?:this|that|so|it|as\s+much)\b(?=\s*(?:[,.;!]|$))", re.I)
+"""A report's object that points back to the answer: "The sources say so."."""
+_CLOSING_CLAUSE = re.compile(r",\s+(?:although|though|even\s+though|but|while|since|because|as|and|yet)\s+"
+                             r"([^,;]{1,80}?)(?=[.!]?\s*$)", re.I)
+"""A closing clause joined to the answer, which may speak only of the passages: "Ada Lind, although
+the sources mention her only briefly."."""
+_DETERMINER_NO = re.compile(r"\bno(?=\s+[a-z])", re.I)
+""""no" before the word it qualifies ("no other passage says so") is no answer; "The passages say
+no." is."""
 _STATES_THE_ANSWER = re.compile(r"\b(?:answer|it|this|that)\s+(?:is|was|would\s+be|must\s+be)\s+\S", re.I)
 """A clause that goes on after "the answer is" holds the answer: "The answer is two, ..." claims two."""
 _OWN_CLAIMS = frozenset("yes no answer answers".split())
@@ -105,12 +116,19 @@ def remarks_on_the_reading(text: str) -> bool:
     """Whether a remark beside the answer (a sentence, or words in brackets) speaks only of the
     passages, the question or the reading: it holds a word about them ("(as stated in the
     retrieved passages)", "(passage 2)"), and no name, number, "yes", "no" or answer of its own."""
-    text = _NUMBERED_SOURCE.sub("passage", text)
+    text = _DETERMINER_NO.sub("none", _NUMBERED_SOURCE.sub("passage", text))
     words = {w.lower().strip(".,;:!?\"'()[]") for w in text.split()}
     if (re.search(r"\d", text) or words & _OWN_CLAIMS or words & set(DIGITS_OF_NUMBER_WORDS)
             or named_entities(" ".join(text.split()[1:]))):
         return False
     return bool(words & EVIDENCE_TALK) or bool(_ABOUT_THE_READING.match(text))
+
+
+def reports_a_claim(sentence: str) -> bool:
+    """Whether the sentence reports what the passages say ("The passages state that the mill
+    burned."), not only that they say it ("The first passage states this.")."""
+    report = _REPORTING.match(sentence)
+    return bool(report) and not _POINTS_BACK.match(sentence, report.end())
 
 
 def without_remarks(answer: str) -> str:
@@ -119,7 +137,7 @@ def without_remarks(answer: str) -> str:
     is the passages or the reader, that reports nothing ("The passages state that ..." reports a
     claim) and names nothing. One sentence at least is kept, the claim's own."""
     parts = _SENTENCE_END.split(answer.strip())
-    kept = [part for part in parts if not (_ABOUT_THE_READING.match(part) and not _REPORTING.match(part)
+    kept = [part for part in parts if not (_ABOUT_THE_READING.match(part) and not reports_a_claim(part)
                                            and remarks_on_the_reading(part))]
     return " ".join(kept) if kept and len(kept) < len(parts) else answer
 
@@ -136,6 +154,9 @@ def claim(answer: str) -> str:
             answer = answer[lead.end():]
         if (remark := _REMARK.search(answer)) and remarks_on_the_reading(remark.group(1)):
             answer = answer[:remark.start()] + answer[remark.end():]
+        if ((closing := _CLOSING_CLAUSE.search(answer)) and _ABOUT_THE_READING.match(closing.group(1))
+                and remarks_on_the_reading(closing.group(1))):
+            answer = answer[:closing.start()] + answer[closing.end():]
         for frame in _FRAMES:
             answer = frame.sub("", answer, count=1)
     return " ".join(w for w in answer.split() if w.lower().strip(".,;:!?\"'()[]") not in ABOUT_ANSWERING)
