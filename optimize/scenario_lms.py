@@ -133,6 +133,10 @@ PHRASINGS: dict[str, tuple[str, str]] = {
                  "None of the sources address this."),
     "bracketed": ("{answer} (as stated in the retrieved passages)",
                   "The retrieved passages do not contain the answer."),
+    "explained": ("{answer}. The first passage states this, and no other passage contradicts it.",
+                  "Unfortunately, the search results don't mention this."),
+    "hedged": ("It is most likely {answer}, although the passages mention it only in passing.",
+               "Answer: Not enough information to answer."),
 }
 """How the oracle writes its answer (and its abstention): bare, or inside a sentence, as capable
 models write them. Hand-written frames; the answer itself is the label's. A "yes" or "no" label
