@@ -204,6 +204,8 @@ def train(parts: dict[str, list[Example]], steps: int = DEFAULT_STEPS, rank: int
     schedule = torch.optim.lr_scheduler.LambdaLR(optimizer, lambda s: min(1.0, (s + 1) / 30) * max(0.05, 1 - s / steps))
     model.eval()
     best = {"steps": 0, **dev_figures(model, tokenizer, dev)} if start_from is not None else None
+    if best:
+        log(f"dev at step 0 (the adapter it starts from): {best}")
     best_state = lora_state(model) if best else None
     losses, started = [], time.perf_counter()
     last = min(steps, stop_after or steps)

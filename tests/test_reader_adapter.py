@@ -150,6 +150,7 @@ def test_fine_tuning_starts_from_an_adapter_and_keeps_a_checkpoint_only_if_dev_r
     lines = []
     info = fit_adapter(parts, tmp_path / "tuned.gguf", {"command": "a test"}, steps=2, rank=4, eval_every=1,
                        dev_questions=2, start_from=start, base=tiny_base, log=lines.append)
+    assert lines[0].startswith("dev at step 0 (the adapter it starts from)")
     assert any(line.startswith("dev at step 1") for line in lines)
     if info is None:  # random weights rarely read better: nothing written, the start kept
         assert not (tmp_path / "tuned.gguf").exists()
