@@ -22,17 +22,11 @@ _RANKS = ("first|last|only|second|third|next|main|largest|biggest|smallest|oldes
 _MEASURES = "weight|mass|height|length|width|depth|area|volume|speed|temperature|distance|duration|capacity|altitude|elevation"
 """Quantities that are measured: "What is the weight of the bell?" asks for a number, not a name."""
 
-_NAMED_ATTRIBUTE = r"\b(?:what|which) (?:is|was|are|were) (?:the|[^?]{1,40}?['’]s) (?:(?!of\b)\w+ ){0,2}"
-"""What asks for one attribute of a thing by its noun: "What is the vessel's launch date?",
-"What was the original opening date of the bridge?"."""
-
 QUESTION_TYPES: list[tuple[re.Pattern, AnswerType]] = [
     (re.compile(r"\b(?:street )?address\b", re.I), "address"),
     (re.compile(r"\b(?:who|whom|whose)\b", re.I), "person"),
-    (re.compile(r"\bwhere\b|\bin (?:what|which) (?:city|country|place|state|town)\b"
-                rf"|{_NAMED_ATTRIBUTE}(?:birthplace|place of birth|home ?town)\b", re.I), "place"),
-    (re.compile(r"\bwhen\b|\b(?:what|which) (?:years?|dates?|day|month)\b|\bin what year\b"
-                rf"|{_NAMED_ATTRIBUTE}(?:birth ?)?(?:dates?|days?|years?)\b(?!['’])", re.I), "date"),
+    (re.compile(r"\bwhere\b|\bin (?:what|which) (?:city|country|place|state|town)\b", re.I), "place"),
+    (re.compile(r"\bwhen\b|\b(?:what|which) (?:years?|dates?|day|month)\b|\bin what year\b", re.I), "date"),
     (re.compile(r"\bhow (?:many|much|long|old|tall|far|big|high|deep|heavy|large|wide)\b|\b(?:what|which) (?:is|was|are|were) "
                 r"the (?:\w+ )?(?:population|number|rate|percentage|share|count|size|price|cost|amount|"
                 rf"{_MEASURES})\b", re.I),
@@ -56,8 +50,6 @@ _TRAILING_ASK = re.compile(r"(?i:\b(?:(?:to|of|for|by|at|in|on|from|with|per)\s+
 _LEADING_PHRASE = re.compile(r"^[^,?]{3,60},\s+(?=(?:who|whom|whose|what|which|when|where|how|why)\b)", re.I)
 """A phrase that sets the scene before the question word ("In 1990, who ...", "According to the
 survey, what ..."): the question starts after its comma."""
-_YEAR_ASKED = re.compile(r"\bin (?:what|which) year\b", re.I)
-"""A year asked for inside a statement: "The mill was rebuilt in which year, after the flood?"."""
 _CALLED_WHAT = re.compile(r"\b(?:called|named|titled|renamed|nicknamed|known as)\s+what\s*\?*\s*$", re.I)
 """A name asked for at the end: "The ship was renamed what?"."""
 _SENTENCE_END = re.compile(r"(?<=[.!?])(?<!\b[A-Z]\.)\s+(?=[A-Z\"“(])")  # not after an initial: "J. Edgar Moss"
@@ -76,27 +68,16 @@ _ASKED_NOUN = re.compile(r"^\s*(?:in\s+|of\s+)?(?:what|which)\s+(?:(?:is|was) th
                          r"|^\s*(?:in\s+|of\s+)?(?:what|which)\s+(\w+)", re.I)
 
 
-def leading_type(part: str) -> AnswerType | None:
-    """The type a clause's leading question words ask for; None when it does not open as a question."""
+def part_type(part: str) -> AnswerType:
+    """The type one clause asks for, from its leading question words ("address" anywhere), else
+    from a question word that ends it."""
+    if QUESTION_TYPES[0][0].search(part):
+        return "address"
     part = _LEADING_PHRASE.sub("", part)
     for pattern, kind in QUESTION_TYPES[1:]:
         match = pattern.search(part)
         if match and match.start() <= LEAD_CHARS:
             return kind
-    return None
-
-
-def part_type(part: str) -> AnswerType:
-    """The type one clause asks for, from its leading question words ("address" anywhere), else
-    from a question word that ends it, or that opens the question a statement leads up to."""
-    if QUESTION_TYPES[0][0].search(part):
-        return "address"
-    if kind := leading_type(part):
-        return kind
-    if (joined := _PARTS.search(part)) and (kind := leading_type(part[joined.end():])):
-        return kind  # "The mill stands on the Vell, and which town grew round it?"
-    if _YEAR_ASKED.search(part):
-        return "date"
     trailing = _TRAILING_ASK.search(part)
     if trailing:
         if _CALLED_WHAT.search(part):
@@ -108,18 +89,8 @@ def part_type(part: str) -> AnswerType:
 
 
 def question_parts(question: str) -> list[str]:
-    """The question split into its own questions ("Who founded the guild, and where was she born?").
-    An "and" is no split after a statement ("The mill stands on the Vell, and which town grew
-    round it?" is one question), nor where it joins a second relative clause of one noun ("Who
-    coached the boxer who won the cup and who trained in Orla?")."""
-    parts, start = [], 0
-    for joined in _PARTS.finditer(question):
-        before, asked_next = question[start:joined.start()], question[joined.end():].split(maxsplit=1)[0].lower()
-        relative_again = re.search(rf"\b{asked_next}\b", _LEADING_PHRASE.sub("", before)[LEAD_CHARS:], re.I)
-        if leading_type(before) and not relative_again:
-            parts.append(before)
-            start = joined.end()
-    return [*parts, question[start:]]
+    """The question split into its own questions ("Who founded the guild, and where was she born?")."""
+    return _PARTS.split(question)
 
 
 def expected_answer_types(question: str) -> list[AnswerType]:
