@@ -99,8 +99,8 @@ ABSTENTION_PATTERNS = [re.compile(p, re.IGNORECASE) for p in (
     r"\b(passages?|sources?|texts?|documents?|results?|context) (do|does|did)(n['\u2019]t| not) (contain|include|"
     r"provide|cover|address|answer|hold|name|discuss)\b",
     r"\bnot (stated|mentioned|given|specified|said|provided|addressed)\b",
-    r"\bnot ((available|present|included|contained) )?(in|among|within|from) (the|these|those|any) (\w+ ){0,2}(passages?|sources?|texts?|documents?|results?|"
-    r"context)\b",
+    r"\bnot ((available|present|included|contained) )?(in|among|within|from) (the|these|those|any) (\w+ ){0,2}"
+    r"(passages?|sources?|texts?|documents?|results?|context)\b",
     r"\b(none of|nothing in) the (\w+ ){0,2}(passages|sources|texts|documents|results)\b",
     r"\b(is|are) silent (on|about)\b",
     r"\b(not |im)possible to (tell|say|determine|know|answer)\b",

@@ -30,11 +30,12 @@ LEAD_IN_WORDS = 6
 """A clause before the first comma this short that names nothing frames the answer ("Based on the
 passages,", "Certainly!", "In short:"); a longer one, or one with a name or a number, is a claim."""
 _WHICH_PASSAGE = r"(?:(?:first|second|third|fourth|fifth|last|other|same|retrieved|provided|given|top)\s+)?"
-"""A word picking out which passages a sentence speaks of: "The first passage ...", "The retrieved sources ..."."""
+"""A word picking out which passages a sentence speaks of: "The first passage ...", "The retrieved
+sources ..."."""
 _REPORTING = re.compile(
-    rf"^\s*(?:the\s+|these\s+|those\s+)?{_WHICH_PASSAGE}(?:passages?|sources?|facts?|texts?|documents?|evidence|searches|"
-    r"(?:search\s+)?results?)(?:\s+\w+){0,3}?\s+(?:say|says|state|states|show|shows|indicate|indicates|suggest|"
-    r"suggests|mention|mentions|confirm|confirms|tell us|make clear)\s+(?:that\s+)?", re.I)
+    rf"^\s*(?:the\s+|these\s+|those\s+)?{_WHICH_PASSAGE}(?:passages?|sources?|facts?|texts?|documents?|evidence|"
+    r"searches|(?:search\s+)?results?)(?:\s+\w+){0,3}?\s+(?:say|says|state|states|show|shows|indicate|indicates|"
+    r"suggest|suggests|mention|mentions|confirm|confirms|tell us|make clear)\s+(?:that\s+)?", re.I)
 """A report of what the passages say: "The passages state that X" claims X."""
 _FRAMES = [re.compile(p, re.I) for p in (
     r"^\s*(?:\*\*|__|[\"'“‘`])+|(?:\*\*|__|[\"'”’`])+(?=[.!]?\s*$)",  # markdown bold, quotes round the answer
@@ -59,8 +60,9 @@ _REMARK = re.compile(r"\s*[(\[]([^()\[\]]{1,80})[)\]](?=[.!]?\s*$)")
 """A closing remark in brackets: "X (as stated in the passages)", "X [see the second source]"."""
 _NUMBERED_SOURCE = re.compile(r"\b(?:passages?|sources?|documents?|results?|facts?)\s*#?\d+", re.I)
 """A passage named by its number ("passage 2"): a pointer to what was read, not a claim."""
-_ABOUT_THE_READING = re.compile(rf"^\s*(?:(?:the|these|those|my|our|no|each|every|all)\s+)?{_WHICH_PASSAGE}(?:(?:passages?|sources?|facts?|texts?|"
-                                r"documents?|evidence|search(?:es)?|(?:search\s+)?results?|question)\b|(?:i|we)\s+"
+_ABOUT_THE_READING = re.compile(rf"^\s*(?:(?:the|these|those|my|our|no|each|every|all)\s+)?{_WHICH_PASSAGE}"
+                                r"(?:(?:passages?|sources?|facts?|texts?|documents?|evidence|search(?:es)?|"
+                                r"(?:search\s+)?results?|question)\b|(?:i|we)\s+"
                                 r"(?:searched|read|looked|checked|found|reviewed|consulted|went)\b)", re.I)
 """A sentence whose subject is the passages, the question or the reading ("The sources ...",
 "I searched ...")."""
@@ -124,6 +126,11 @@ def remarks_on_the_reading(text: str) -> bool:
     return bool(words & EVIDENCE_TALK) or bool(_ABOUT_THE_READING.match(text))
 
 
+def only_about_the_reading(text: str) -> bool:
+    """Whether the passages or the reader are the text's subject and it remarks only on them."""
+    return bool(_ABOUT_THE_READING.match(text)) and remarks_on_the_reading(text)
+
+
 def reports_a_claim(sentence: str) -> bool:
     """Whether the sentence reports what the passages say ("The passages state that the mill
     burned."), not only that they say it ("The first passage states this.")."""
@@ -137,8 +144,7 @@ def without_remarks(answer: str) -> str:
     is the passages or the reader, that reports nothing ("The passages state that ..." reports a
     claim) and names nothing. One sentence at least is kept, the claim's own."""
     parts = _SENTENCE_END.split(answer.strip())
-    kept = [part for part in parts if not (_ABOUT_THE_READING.match(part) and not reports_a_claim(part)
-                                           and remarks_on_the_reading(part))]
+    kept = [part for part in parts if reports_a_claim(part) or not only_about_the_reading(part)]
     return " ".join(kept) if kept and len(kept) < len(parts) else answer
 
 
@@ -154,8 +160,7 @@ def claim(answer: str) -> str:
             answer = answer[lead.end():]
         if (remark := _REMARK.search(answer)) and remarks_on_the_reading(remark.group(1)):
             answer = answer[:remark.start()] + answer[remark.end():]
-        if ((closing := _CLOSING_CLAUSE.search(answer)) and _ABOUT_THE_READING.match(closing.group(1))
-                and remarks_on_the_reading(closing.group(1))):
+        if (closing := _CLOSING_CLAUSE.search(answer)) and only_about_the_reading(closing.group(1)):
             answer = answer[:closing.start()] + answer[closing.end():]
         for frame in _FRAMES:
             answer = frame.sub("", answer, count=1)
