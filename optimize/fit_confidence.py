@@ -154,10 +154,19 @@ def fit_into(program, rows: list[dict], where: str) -> dict[str, float]:
     model = model.model_copy(update={"fitted_on": {"runs": where}})
     program.reader = program.learned_reader().model_copy(update={"confidence": model})
     print(f"confidence fitted on {where} ({len(usable)} runs): calibration error out of fold "
-          f"{model.metrics['held_out_ece']:.3f}; direct at confidence >= {model.direct_bound}, "
-          f"{model.metrics['direct_share']:.0%} of the questions, {model.metrics['direct_right']:.0%} of them right")
+          f"{model.metrics['held_out_ece']:.3f}; {direct_said(model)}")
     return {f"confidence_{name}": value for name, value in numeric_figures(model).items()} | {
         "confidence_direct_bound": model.direct_bound}
+
+
+def direct_said(model: ConfidenceModel) -> str:
+    """The `direct` bound as the fit's report says it; where no bound was reached, that nothing will
+    be labelled direct (a bound of 1.0 reads as a setting, not as that)."""
+    if not model.metrics["direct_share"]:
+        return ("no answer will be labelled direct: at no confidence were the held-out answers at or above it "
+                "right often enough")
+    return (f"direct at confidence >= {model.direct_bound}, {model.metrics['direct_share']:.0%} of the questions, "
+            f"{model.metrics['direct_right']:.0%} of them right")
 
 
 def numeric_figures(model: ConfidenceModel) -> dict[str, float]:
@@ -247,7 +256,7 @@ def main(argv: list[str] | None = None) -> int:
     saved = reader.model_copy(update={"confidence": model, "adapter": _relative(reader.adapter, args.out or args.reader)})
     saved.save(args.out or args.reader)
     print(json.dumps(numeric_figures(model)))
-    print(f"direct at confidence >= {model.direct_bound}; the reader's spans set aside where the passages' not "
+    print(f"{direct_said(model)}; the reader's spans set aside where the passages' not "
           f"stating the answer leads by more than {model.abstain_margin}")
     print("abstention on unanswerable questions at each limit of false abstention (held out):")
     print("\n".join(f"  false <= {p['max_false_abstention']:.0%}: margin {p['margin']:.4f}, abstention {p['abstention']:.1%} "

@@ -181,6 +181,20 @@ def test_the_fit_command_saves_the_model_with_the_reader(tmp_path, capsys):
     assert reader_from_dict(saved, str(reader)).confidence is not None
 
 
+def test_the_fit_says_when_no_answer_will_be_labelled_direct(tmp_path, capsys):
+    runs = tmp_path / "runs.jsonl"  # right one time in two whatever the signals: no bound reaches three in four
+    rows = synthetic_runs(200)
+    for i, row in enumerate(rows):
+        row["scores"]["token_f1"] = float(i % 2)
+    runs.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    reader = tmp_path / "reader.json"
+    shipped_reader().model_copy(update={"adapter": None}).save(reader)
+    assert fit_confidence.main(["--runs", str(runs), "--reader", str(reader)]) == 0
+    assert "no answer will be labelled direct" in capsys.readouterr().out
+    saved = reader_from_dict(json.loads(reader.read_text()), str(reader)).confidence
+    assert saved.metrics["direct_share"] == 0 and saved.direct_bound == 1.0
+
+
 def test_reliability_bins_and_calibration_error_by_hand():
     confidences, rights = [0.05, 0.15, 0.95, 0.95, 1.0], [False, False, True, True, False]
     table = reliability(confidences, rights)
