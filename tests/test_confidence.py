@@ -170,28 +170,27 @@ def test_fitting_refuses_test_runs_with_the_file_and_line(tmp_path):
         fit_confidence.read_runs([str(runs)])  # its score is of the abstention, not of the span the fit learns of
 
 
-def test_the_fit_command_saves_the_model_with_the_reader(tmp_path, capsys):
-    runs = tmp_path / "runs.jsonl"
-    runs.write_text("".join(json.dumps(r) + "\n" for r in synthetic_runs(200)))
-    reader = tmp_path / "reader.json"
+def fit_command(tmp_path, rows: list[dict]) -> dict:
+    """`fit_confidence`'s command run on `rows`, saving into a copy of the shipped reader: the file it wrote."""
+    runs, reader = tmp_path / "runs.jsonl", tmp_path / "reader.json"
+    runs.write_text("".join(json.dumps(r) + "\n" for r in rows))
     shipped_reader().model_copy(update={"adapter": None}).save(reader)
     assert fit_confidence.main(["--runs", str(runs), "--reader", str(reader)]) == 0
-    saved = json.loads(reader.read_text())
+    return json.loads(reader.read_text())
+
+
+def test_the_fit_command_saves_the_model_with_the_reader(tmp_path, capsys):
+    saved = fit_command(tmp_path, synthetic_runs(200))
     assert saved["confidence"]["direct_bound"] > 0 and "Expected calibration error" in capsys.readouterr().out
-    assert reader_from_dict(saved, str(reader)).confidence is not None
+    assert reader_from_dict(saved, "reader.json").confidence is not None
 
 
 def test_the_fit_says_when_no_answer_will_be_labelled_direct(tmp_path, capsys):
-    runs = tmp_path / "runs.jsonl"  # right one time in two whatever the signals: no bound reaches three in four
     rows = synthetic_runs(200)
-    for i, row in enumerate(rows):
+    for i, row in enumerate(rows):  # right one time in two whatever the signals: no bound reaches three in four
         row["scores"]["token_f1"] = float(i % 2)
-    runs.write_text("".join(json.dumps(r) + "\n" for r in rows))
-    reader = tmp_path / "reader.json"
-    shipped_reader().model_copy(update={"adapter": None}).save(reader)
-    assert fit_confidence.main(["--runs", str(runs), "--reader", str(reader)]) == 0
+    saved = reader_from_dict(fit_command(tmp_path, rows), "reader.json").confidence
     assert "no answer will be labelled direct" in capsys.readouterr().out
-    saved = reader_from_dict(json.loads(reader.read_text()), str(reader)).confidence
     assert saved.metrics["direct_share"] == 0 and saved.direct_bound == 1.0
 
 
