@@ -21,12 +21,27 @@ def abstain_margin(rows: list[dict], confidences: list[float], absent: list[floa
     abstention and spans set aside there. Both are measured on the runs of the sets holding
     unanswerable questions (`source` of each row): a set with none, two-hop questions say, tells
     nothing of the trade between them. None where no set holds one, or no margin keeps to it."""
+    figures = abstention_at(rows, confidences, absent)
+    if figures is None:
+        return None, {}
+    # a margin of a span's own lead sets aside the spans leading by more: raised one lead at a
+    # time, the false abstention only falls, so the first that keeps to the limit is the lowest
+    for margin in sorted({round(float(absent[i] - confidences[i]), 6) for i in readers_spans(rows)}):
+        if (at_margin := figures(margin))["false_abstention"] <= max_false:
+            return margin, at_margin
+    return None, figures(None)
+
+
+def abstention_at(rows: list[dict], confidences: list[float], absent: list[float]):
+    """The function of a margin giving the abstention, false abstention and spans set aside at it,
+    on the runs of the sets holding unanswerable questions (the runs' own abstentions counted);
+    None where no set holds one."""
     gold = [row.get("gold", {}).get("answerability") for row in rows]
     mixed = {row.get("source") for row, g in zip(rows, gold) if g == "unlikely"}
     unanswerable = [i for i, g in enumerate(gold) if g == "unlikely"]
     answerable = [i for i, g in enumerate(gold) if g == "direct" and rows[i].get("source") in mixed]
     if not unanswerable or not answerable:
-        return None, {}
+        return None
     abstained = {i for i, row in enumerate(rows) if row["confidence_signals"].get("abstains")}
 
     def figures(margin: float | None) -> dict[str, float]:
@@ -36,12 +51,7 @@ def abstain_margin(rows: list[dict], confidences: list[float], absent: list[floa
                 "false_abstention": round(sum(i in out for i in answerable) / len(answerable), 4),
                 "set_aside": len(aside)}
 
-    # a margin of a span's own lead sets aside the spans leading by more: raised one lead at a
-    # time, the false abstention only falls, so the first that keeps to the limit is the lowest
-    for margin in sorted({round(float(absent[i] - confidences[i]), 6) for i in readers_spans(rows)}):
-        if (at_margin := figures(margin))["false_abstention"] <= max_false:
-            return margin, at_margin
-    return None, figures(None)
+    return figures
 
 
 def set_aside(rows: list[dict], confidences: list[float], absent: list[float], margin: float | None) -> list[int]:

@@ -7,6 +7,13 @@ answers' confidences, the share of questions labelled `direct` and how many of t
 the share of unanswerable questions labelled `direct`, and abstention on unanswerable and
 answerable questions: the runs' own labels and confidences, as the run gave them (relabelling
 old runs offline would miss the spans a low confidence sets aside, which change the answer).
+
+With `--reader` (a reader file holding the confidence model the runs were made with), it also
+says where the trade-off between abstention and false abstention lies on these runs: at each
+limit of false abstention, the lowest abstain margin that keeps to it here and the abstention it
+reaches. Every run of a span the reader read records that span's signals, set aside or not, so
+the margin's decision can be taken again at any margin. A curve chosen on the runs it is shown
+on: it says what a margin could buy on questions like these, not which to ship.
 """
 
 from __future__ import annotations
@@ -15,10 +22,13 @@ import argparse
 import json
 import sys
 
-from deltaseek.errors import DatasetError
+from deltaseek.errors import DatasetError, ProgramFileError
 from deltaseek.metrics.calibration import direct_figures, expected_calibration_error, is_right, reliability_lines
 from deltaseek.metrics.contract import abstains
+from deltaseek.optimize.abstain_margin import abstention_at, trade_off
 from deltaseek.optimize.results_file import numbered_rows
+from deltaseek.programs.agent.confidence import SET_ASIDE
+from deltaseek.programs.agent.learned_reader.model import ConfidenceModel, load_reader
 
 
 def figures(rows: list[dict]) -> dict[str, float]:
@@ -39,6 +49,27 @@ def figures(rows: list[dict]) -> dict[str, float]:
     return result
 
 
+def trade_off_here(rows: list[dict], model: ConfidenceModel) -> tuple[dict, list[dict]]:
+    """The abstention and false abstention at the model's own margin (what the runs did, taken
+    again from their records), and at each limit of `abstain_margin.TRADE_OFF_LIMITS` with the
+    margins chosen on `rows` themselves: a span the run set aside is the reader's span it was (its
+    record holds the span's signals), taken again at each margin. ({}, []) where no run's question
+    is unanswerable."""
+    runs = [dict(r, source="these runs", answerability="unknown" if _set_aside(r) else r["answerability"])
+            for r in rows if not r.get("error") and isinstance(r.get("confidence_signals"), dict)]
+    signals = [r["confidence_signals"] for r in runs]
+    confidences = [round(model.probability(s), 4) for s in signals]  # as `settle` rounds them
+    absent = [round(model.abstention_probability(s), 4) for s in signals]
+    figures = abstention_at(runs, confidences, absent)
+    if figures is None:
+        return {}, []
+    return {"margin": model.abstain_margin, **figures(model.abstain_margin)}, trade_off(runs, confidences, absent)
+
+
+def _set_aside(row: dict) -> bool:
+    return any(SET_ASIDE in str(caveat) for caveat in row.get("caveats") or [])
+
+
 def _share(values) -> float:
     values = list(values)
     return sum(values) / len(values) if values else 0.0
@@ -47,10 +78,13 @@ def _share(values) -> float:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("runs", help="an evaluation results file")
+    parser.add_argument("--reader", help="the reader file the runs were made with: also print the trade-off "
+                                         "between abstention and false abstention on these runs")
     args = parser.parse_args(argv)
     try:
         rows = [row for _, row in numbered_rows(args.runs)]
-    except DatasetError as exc:
+        model = load_reader(args.reader).confidence if args.reader else None
+    except (DatasetError, ProgramFileError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     except OSError as exc:
@@ -61,6 +95,16 @@ def main(argv: list[str] | None = None) -> int:
     if confident:
         print("\n".join(reliability_lines([r["confidence"] for r in confident],
                                           [is_right(r["scores"]["token_f1"]) for r in confident])))
+    if args.reader and model is None:
+        print(f"{args.reader}: no confidence model in this reader: no trade-off to show")
+    elif model is not None:
+        shipped, curve = trade_off_here(rows, model)
+        if shipped:
+            print(f"at the reader's margin {shipped['margin']}: abstention {shipped['abstention']:.1%} "
+                  f"at false abstention {shipped['false_abstention']:.1%}")
+        for point in curve:
+            print(f"false abstention at most {point['max_false_abstention']:.0%}: margin {point['margin']:.3f}, "
+                  f"abstention {point['abstention']:.1%} at false abstention {point['false_abstention']:.1%}")
     return 0
 
 
