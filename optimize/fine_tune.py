@@ -17,7 +17,8 @@ a few minutes on 2 cores, scored on dev every `EVAL_EVERY // 3`."""
 def fine_tune_into(program, dataset: str, corpus: list[str] | None, out: Path, log=print) -> dict[str, float]:
     """`deltaseek optimize --train-reader`, where the train extra is installed: fine-tune the
     program's reader adapter on the set's train split; the program reads with the result (written
-    to `out`) only if it reads the set's dev split better than the adapter it started from.
+    to `out`) only if it reads the set's dev split better than the adapter it started from, beyond
+    chance (`train_adapter.beyond_chance`).
     Like DSPy's BootstrapFinetune it changes weights. Returns the figures as metrics."""
     reader = program.learned_reader()
     if not reader.adapter:
@@ -28,7 +29,8 @@ def fine_tune_into(program, dataset: str, corpus: list[str] | None, out: Path, l
                        steps=min(FINE_TUNE_STEPS, 3 * len(parts["train"])), eval_every=EVAL_EVERY // 3,
                        start_from=Path(reader.adapter), log=log)
     if info is None:
-        log(f"reader adapter: no fine-tuned checkpoint read {Path(dataset).name}'s dev split better; kept {reader.adapter}")
+        log(f"reader adapter: no fine-tuned checkpoint read {Path(dataset).name}'s dev split better beyond chance; "
+            f"kept {reader.adapter}")
         return {"adapter_fine_tuned": 0.0}
     program.reader = reader.model_copy(update={"adapter": str(Path(out).absolute())})
     log(f"reader adapter: fine-tuned for {info.trained_on['steps']} steps, written to {out}: dev {info.metrics}")

@@ -23,11 +23,11 @@ import time
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from deltaseek.metrics.answers import f1_score
+from deltaseek.optimize.adapter_figures import beyond_chance, chosen_figures, held_scores
 from deltaseek.optimize.evaluate import corpora_for, load_dataset, select
 from deltaseek.optimize.train_reader import file_digest, read_facts
 from deltaseek.programs.agent.learned_reader.adapter_file import (DEFAULT_ALPHA, DEFAULT_RANK, AdapterInfo,
-                                                                  BaseShape, choose_bound, read_lora_tensors, write_adapter)
+                                                                  BaseShape, read_lora_tensors, write_adapter)
 from deltaseek.programs.agent.learned_reader.prompt import (NOT_STATED, TRAIN_SENTENCES, best_sentences, held_answer,
                                                              reader_prompt)
 from deltaseek.programs.index import CorpusIndex
@@ -41,12 +41,6 @@ EVAL_EVERY = 300
 DEV_QUESTIONS = 160
 """Dev questions each checkpoint and the bound are chosen on (the first, in a seeded order):
 enough to choose among a few checkpoints, few enough that scoring takes a minute or two."""
-MAX_FALSE_ABSTENTION = 0.10
-"""The bound on the adapter's doubt is the lowest at which answerable dev questions are abstained
-on at most this often: below a run's 20%, since the agent also abstains for reasons of its own
-(a subject no passage names), and its searches find less than the dev questions' six passages."""
-
-
 @dataclass(frozen=True)
 class Example:
     """One question as the adapter reads it, with the target it learns."""
@@ -130,32 +124,12 @@ def greedy_answer(model, tokenizer, prompt: str, max_tokens: int = 16) -> tuple[
     return tokenizer.decode(answer).strip(), doubt
 
 
-def figures_at(rows: list[tuple[Example, str, float]], bound: float) -> dict[str, float]:
-    """Dev figures when the reader abstains at `bound`: F1 on the questions whose sentences hold
-    the answer and on every answerable one, abstention where the sentences do not hold it, false
-    abstention where they do; rows are (example, span read, the adapter's doubt)."""
-    held = [ex for ex, _, _ in rows if ex.held]
-    f1 = {ex.id: max(f1_score(span, gold) for gold in ex.answers) for ex, span, p in rows if ex.answers and p < bound}
-    abstained = {ex.id for ex, _, p in rows if p >= bound}
-    return {"bound": round(bound, 4),
-            "f1_held": round(sum(f1.get(ex.id, 0.0) for ex in held) / max(1, len(held)), 4),
-            "f1_answerable": round(sum(f1.values()) / max(1, sum(bool(ex.answers) for ex, _, _ in rows)), 4),
-            "abstention_not_held": round(sum(ex.id in abstained for ex, _, _ in rows if not ex.held)
-                                         / max(1, sum(not ex.held for ex, _, _ in rows)), 4),
-            "false_abstention_held": round(sum(ex.id in abstained for ex in held) / max(1, len(held)), 4),
-            "questions": len(rows), "held": len(held)}
-
-
-def chosen_figures(rows: list[tuple[Example, str, float]]) -> dict[str, float]:
-    """The figures at the bound chosen on these rows: false abstention on the answerable questions
-    at most `MAX_FALSE_ABSTENTION`, whether or not their sentences hold the answer (a run counts
-    every answerable question it abstains on)."""
-    return figures_at(rows, choose_bound([(p, bool(ex.answers)) for ex, _, p in rows], MAX_FALSE_ABSTENTION))
-
-
-def dev_figures(model, tokenizer, dev: list[Example]) -> dict[str, float]:
-    """A checkpoint's dev figures (torch, greedy), at the bound chosen on the same questions."""
-    return chosen_figures([(ex, *greedy_answer(model, tokenizer, ex.prompt)) for ex in dev])
+def dev_figures(model, tokenizer, dev: list[Example]) -> tuple[dict[str, float], list[float]]:
+    """A checkpoint's dev figures (torch, greedy), at the bound chosen on the same questions, and
+    each held question's F1 there."""
+    rows = [(ex, *greedy_answer(model, tokenizer, ex.prompt)) for ex in dev]
+    figures = chosen_figures(rows)
+    return figures, held_scores(rows, figures["bound"])
 
 
 def runtime_figures(path: Path, dev: list[Example], base: Path | None = None) -> dict[str, float]:
@@ -203,8 +177,10 @@ def train(parts: dict[str, list[Example]], steps: int = DEFAULT_STEPS, rank: int
     optimizer = torch.optim.AdamW(params, lr=LEARNING_RATE, weight_decay=0.0)
     schedule = torch.optim.lr_scheduler.LambdaLR(optimizer, lambda s: min(1.0, (s + 1) / 30) * max(0.05, 1 - s / steps))
     model.eval()
-    best = {"steps": 0, **dev_figures(model, tokenizer, dev)} if start_from is not None else None
-    if best:
+    best, start_scores = None, None
+    if start_from is not None:
+        figures, start_scores = dev_figures(model, tokenizer, dev)
+        best = {"steps": 0, **figures}
         log(f"dev at step 0 (the adapter it starts from): {best}")
     best_state = lora_state(model) if best else None
     losses, started = [], time.perf_counter()
@@ -220,9 +196,11 @@ def train(parts: dict[str, list[Example]], steps: int = DEFAULT_STEPS, rank: int
             log(f"step {step}: loss {sum(losses[-50:]) / 50:.3f} ({time.perf_counter() - started:.0f} s)")
         if step % eval_every == 0 or step == last:
             model.eval()
-            figures = {"steps": step, **dev_figures(model, tokenizer, dev)}
+            figures, scores = dev_figures(model, tokenizer, dev)
+            figures = {"steps": step, **figures}
             log(f"dev at step {step}: {figures}")
-            if best is None or figures["f1_held"] > best["f1_held"]:
+            if best is None or (figures["f1_held"] > best["f1_held"]
+                                and (start_scores is None or beyond_chance(start_scores, scores))):
                 best, best_state = figures, lora_state(model)
     model.load_state_dict(best_state, strict=False)
     return model, tokenizer, best, losses
@@ -234,7 +212,7 @@ def fit_adapter(parts: dict[str, list[Example]], out: str | Path, trained_on: di
                 log=print) -> AdapterInfo | None:
     """Train, keep the best dev checkpoint, write it to `out` with the bound llama.cpp's reading
     chooses on the dev sample; None (nothing written) when fine-tuning `start_from` found no
-    checkpoint better on dev than the adapter it started from."""
+    checkpoint better on dev than the adapter it started from, beyond chance (`beyond_chance`)."""
     base = base or find_smollm2_gguf()
     model, _, figures, losses = train(parts, steps, rank, seed, eval_every, dev_questions, base=base,
                                       start_from=start_from, log=log)

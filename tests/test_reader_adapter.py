@@ -159,6 +159,17 @@ def test_fine_tuning_starts_from_an_adapter_and_keeps_a_checkpoint_only_if_dev_r
         assert read_adapter_info(str(tmp_path / "tuned.gguf"), str(tiny_base)).rank == 4
 
 
+def test_a_fine_tune_is_kept_only_when_its_dev_gain_is_beyond_chance():
+    from deltaseek.optimize.adapter_figures import beyond_chance
+
+    start = [0.0] * 40 + [1.0] * 20
+    assert beyond_chance(start, [1.0] * 15 + [0.0] * 25 + [1.0] * 20)  # 15 more right, none lost
+    # the same gain in F1 made of answers traded for others: 9 gained, 6 lost, within chance
+    traded = [1.0] * 9 + [0.0] * 31 + [0.0] * 6 + [1.0] * 14
+    assert sum(traded) > sum(start) and not beyond_chance(start, traded)
+    assert not beyond_chance(start, start) and not beyond_chance([0.0], [1.0])  # one question says nothing
+
+
 @pytest.mark.embedded
 def test_the_shipped_adapter_is_what_its_recipe_trains(tmp_path):
     """The shipped file's first steps again, from its own command's data and seed: the losses it
