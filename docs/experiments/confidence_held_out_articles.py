@@ -8,14 +8,21 @@ no answer, with the abstention's confidence. A group is a SQuAD article (the one
 unanswerable questions is cut in two halves by a hash of the id, or no fit would see one) or a
 hash half of the other runs. Prints each group's calibration error and labels, then the pooled
 ones, for each regularization asked (`--c`).
+
+With `--bound`, it also chooses the `direct` bound on the pooled held-out answers (the least
+confidence at which those at or above it were right `--direct-precision` of the time), and with
+`--reader` saves it into that reader's confidence model: the bound a question of an article the
+fit never saw earns, where `fit_confidence`'s five folds share articles with the fit.
 """
 
 import argparse
 import hashlib
 import json
+import math
 
 from deltaseek.metrics.calibration import expected_calibration_error, is_right
 from deltaseek.optimize import abstain_margin, fit_confidence
+from deltaseek.programs.agent.learned_reader.model import load_reader
 
 SQUAD_SOURCE = "../shared/data/squad2_train10/train-v2.0-first10.json"
 
@@ -65,6 +72,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("runs", nargs="+")
     parser.add_argument("--c", type=float, action="append", help="the logistic regressions' C (repeatable)")
+    parser.add_argument("--bound", action="store_true", help="choose the direct bound on the held-out answers")
+    parser.add_argument("--direct-precision", type=float, default=0.75)
+    parser.add_argument("--reader", help="save the bound into this reader file's confidence model")
     args = parser.parse_args()
     rows = grouped_runs(args.runs)
     for c in args.c or [fit_confidence.REGULARIZATION]:
@@ -79,6 +89,27 @@ def main() -> None:
             pooled += results
             pooled_rows += held
         print(f"  {'pooled':40s} {figures(pooled, pooled_rows)}")
+        if args.bound:
+            save_bound(pooled, pooled_rows, args)
+
+
+def save_bound(pooled: list[tuple[float, bool, bool, bool]], rows: list[dict], args) -> None:
+    answers = [(confidence, right) for (confidence, right, abstained, _), row in zip(pooled, rows)
+               if not abstained and row.get("answerability") != "proxy_only"]
+    bound = fit_confidence.direct_bound([c for c, _ in answers], [r for _, r in answers], args.direct_precision)
+    above = [r for c, r in answers if c >= bound]
+    held_out = {"direct_bound": round(bound, 4), "direct_share": round(len(above) / len(rows), 4),
+                "direct_right": round(sum(above) / max(1, len(above)), 4), "groups": len({r["group"] for r in rows})}
+    print(f"  direct bound, one group held out at a time: {held_out}")
+    if args.reader:
+        reader = load_reader(args.reader)
+        model = reader.confidence.model_copy(update={
+            "direct_bound": math.floor(bound * 1e4) / 1e4,
+            "metrics": {**reader.confidence.metrics, "direct_bound_by_group": held_out},
+            "fitted_on": {**reader.confidence.fitted_on, "direct_bound": "python docs/experiments/"
+                          "confidence_held_out_articles.py RUNS --bound --reader READER (one group held out at a time)"}})
+        reader.model_copy(update={"confidence": model,
+                                  "adapter": fit_confidence._relative(reader.adapter, args.reader)}).save(args.reader)
 
 
 if __name__ == "__main__":
