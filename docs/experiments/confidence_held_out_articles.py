@@ -5,7 +5,8 @@
 Leaves one group of the fit runs out at a time, fits `optimize.fit_confidence.fit` on the rest and
 shows the held-out group's answers as the program would: a span the abstain margin sets aside taken as
 no answer, with the abstention's confidence. A group is a SQuAD article (the one article holding
-unanswerable questions is cut in two halves by a hash of the id, or no fit would see one) or a
+unanswerable questions is cut in two halves by a hash of the id, or no fit would see one; `--whole`
+keeps it whole) or a
 hash half of the other runs. Prints each group's calibration error and labels, then the pooled
 ones, for each regularization asked (`--c`).
 
@@ -31,7 +32,7 @@ def half(question_id: str) -> int:
     return int(hashlib.md5(question_id.encode()).hexdigest(), 16) % 2
 
 
-def grouped_runs(paths: list[str]) -> list[dict]:
+def grouped_runs(paths: list[str], whole: bool = False) -> list[dict]:
     squad = json.load(open(SQUAD_SOURCE, encoding="utf-8"))["data"]
     article = {qa["id"]: a["title"] for a in squad for p in a["paragraphs"] for qa in p["qas"]}
     rows = fit_confidence.read_runs(paths)
@@ -39,6 +40,7 @@ def grouped_runs(paths: list[str]) -> list[dict]:
     for row in rows:
         title = article.get(row["id"])
         row["group"] = (f"{title} {half(row['id'])}" if title in with_unanswerable and len(with_unanswerable) == 1
+                        and not whole
                         else title or f"{row['source']} {half(row['id'])}")
     return rows
 
@@ -75,8 +77,10 @@ def main() -> None:
     parser.add_argument("--bound", action="store_true", help="choose the direct bound on the held-out answers")
     parser.add_argument("--direct-precision", type=float, default=0.75)
     parser.add_argument("--reader", help="save the bound into this reader file's confidence model")
+    parser.add_argument("--whole", action="store_true",
+                        help="hold the one article with unanswerable questions out whole, not in halves")
     args = parser.parse_args()
-    rows = grouped_runs(args.runs)
+    rows = grouped_runs(args.runs, args.whole)
     for c in args.c or [fit_confidence.REGULARIZATION]:
         fit_confidence.REGULARIZATION = c
         pooled, pooled_rows = [], []
