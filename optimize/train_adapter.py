@@ -41,6 +41,8 @@ EVAL_EVERY = 300
 DEV_QUESTIONS = 160
 """Dev questions each checkpoint and the bound are chosen on (the first, in a seeded order):
 enough to choose among a few checkpoints, few enough that scoring takes a minute or two."""
+
+
 @dataclass(frozen=True)
 class Example:
     """One question as the adapter reads it, with the target it learns."""
