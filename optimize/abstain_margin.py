@@ -7,7 +7,7 @@ what each limit buys, on runs whose every span was answered.
 
 from __future__ import annotations
 
-from deltaseek.programs.agent.confidence import settable_aside, should_set_aside
+from deltaseek.programs.agent.confidence import SET_ASIDE, settable_aside, should_set_aside
 
 TRADE_OFF_LIMITS = (0.05, 0.10, 0.15, 0.20, 0.30, 0.40)
 """The false abstentions at which the fit reports the abstention reached."""
@@ -60,6 +60,11 @@ def set_aside(rows: list[dict], confidences: list[float], absent: list[float], m
     if margin is None:
         return []
     return [i for i in readers_spans(rows) if should_set_aside(confidences[i], absent[i], margin)]
+
+
+def set_aside_in_record(row: dict) -> bool:
+    """Whether a run's record says the abstain margin set its reader's span aside (its caveat)."""
+    return any(SET_ASIDE in str(caveat) for caveat in row.get("caveats") or [])
 
 
 def readers_spans(rows: list[dict]) -> list[int]:

@@ -25,9 +25,8 @@ import sys
 from deltaseek.errors import DatasetError, ProgramFileError
 from deltaseek.metrics.calibration import direct_figures, expected_calibration_error, is_right, reliability_lines
 from deltaseek.metrics.contract import abstains
-from deltaseek.optimize.abstain_margin import abstention_at, trade_off
+from deltaseek.optimize.abstain_margin import abstention_at, set_aside_in_record, trade_off
 from deltaseek.optimize.results_file import numbered_rows
-from deltaseek.programs.agent.confidence import SET_ASIDE
 from deltaseek.programs.agent.learned_reader.model import ConfidenceModel, load_reader
 
 
@@ -55,7 +54,7 @@ def trade_off_here(rows: list[dict], model: ConfidenceModel) -> tuple[dict, list
     margins chosen on `rows` themselves: a span the run set aside is the reader's span it was (its
     record holds the span's signals), taken again at each margin. ({}, []) where no run's question
     is unanswerable."""
-    runs = [dict(r, source="these runs", answerability="unknown" if _set_aside(r) else r["answerability"])
+    runs = [dict(r, source="these runs", answerability="unknown" if set_aside_in_record(r) else r["answerability"])
             for r in rows if not r.get("error") and isinstance(r.get("confidence_signals"), dict)]
     signals = [r["confidence_signals"] for r in runs]
     confidences = [round(model.probability(s), 4) for s in signals]  # as `settle` rounds them
@@ -64,10 +63,6 @@ def trade_off_here(rows: list[dict], model: ConfidenceModel) -> tuple[dict, list
     if figures is None:
         return {}, []
     return {"margin": model.abstain_margin, **figures(model.abstain_margin)}, trade_off(runs, confidences, absent)
-
-
-def _set_aside(row: dict) -> bool:
-    return any(SET_ASIDE in str(caveat) for caveat in row.get("caveats") or [])
 
 
 def _share(values) -> float:

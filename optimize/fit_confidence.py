@@ -30,11 +30,10 @@ import numpy as np
 
 from deltaseek.errors import DatasetError, ProgramFileError
 from deltaseek.metrics.calibration import expected_calibration_error, is_right, reliability_lines
-from deltaseek.optimize.abstain_margin import abstain_margin, set_aside, trade_off
+from deltaseek.optimize.abstain_margin import abstain_margin, set_aside, set_aside_in_record, trade_off
 from deltaseek.optimize.results_file import numbered_rows
-from deltaseek.programs.agent.confidence import SET_ASIDE
 from deltaseek.programs.agent.learned_reader.model import (CONFIDENCE_SIGNALS, CalibratedLinear, ConfidenceModel,
-                                                           Linear, load_reader)
+                                                           Linear, ReaderModel, load_reader)
 
 FOLDS = 5
 REGULARIZATION = 0.5
@@ -53,7 +52,7 @@ def read_runs(paths: list[str]) -> list[dict]:
         for number, row in numbered_rows(path):
             if row.get("split") == "test":
                 raise DatasetError(f"{path}:{number}: a test-split run; fit on dev or train runs only")
-            if any(SET_ASIDE in str(caveat) for caveat in row.get("caveats") or []):
+            if set_aside_in_record(row):
                 raise DatasetError(f"{path}:{number}: a run that set the reader's span aside for its confidence; "
                                    "fit on runs of deltaseek evaluate --abstain-margin 1, which answer every span")
             if row.get("error") or not isinstance(row.get("confidence_signals"), dict):
@@ -253,8 +252,7 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     command = " ".join(["python -m deltaseek.optimize.fit_confidence", *(sys.argv[1:] if argv is None else argv)])
     model = model.model_copy(update={"fitted_on": {"runs": args.runs, "command": command}})
-    saved = reader.model_copy(update={"confidence": model, "adapter": _relative(reader.adapter, args.out or args.reader)})
-    saved.save(args.out or args.reader)
+    save_with_reader(reader, model, args.out or args.reader)
     print(json.dumps(numeric_figures(model)))
     print(f"{direct_said(model)}; the reader's spans set aside where the passages' not "
           f"stating the answer leads by more than {model.abstain_margin}")
@@ -264,6 +262,11 @@ def main(argv: list[str] | None = None) -> int:
     print("held out (five folds) on these runs:")
     print("\n".join(reliability_lines(held_out, held_right)))
     return 0
+
+
+def save_with_reader(reader: ReaderModel, model: ConfidenceModel, path: str) -> None:
+    """Save `reader` at `path` with `model` as its confidence, its adapter named as the saved file names it."""
+    reader.model_copy(update={"confidence": model, "adapter": _relative(reader.adapter, path)}).save(path)
 
 
 def _relative(adapter: str | None, reader_path: str) -> str | None:

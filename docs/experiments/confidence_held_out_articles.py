@@ -112,8 +112,7 @@ def save_bound(pooled: list[tuple[float, bool, bool, bool]], rows: list[dict], a
             "metrics": {**reader.confidence.metrics, "direct_bound_by_group": held_out},
             "fitted_on": {**reader.confidence.fitted_on, "direct_bound": "python docs/experiments/"
                           "confidence_held_out_articles.py RUNS --bound --reader READER (one group held out at a time)"}})
-        reader.model_copy(update={"confidence": model,
-                                  "adapter": fit_confidence._relative(reader.adapter, args.reader)}).save(args.reader)
+        fit_confidence.save_with_reader(reader, model, args.reader)
 
 
 if __name__ == "__main__":
