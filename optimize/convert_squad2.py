@@ -65,10 +65,10 @@ def passage_id(article: int, paragraph: int) -> str:
     return f"squad2-{article}-{paragraph}"
 
 
-def labeled_row(qa: dict, split: str | None = None) -> dict:
-    """One SQuAD 2.0 question as a labeled row: the first answer is the gold, the other distinct
-    answers its aliases; an unanswerable question is `unlikely` with no answer (its
-    `plausible_answers` are the distractors, never gold)."""
+def labeled_row(qa: dict, article: str, split: str | None = None) -> dict:
+    """One SQuAD 2.0 question of `article` as a labeled row: the first answer is the gold, the other
+    distinct answers its aliases; an unanswerable question is `unlikely` with no answer (its
+    `plausible_answers` are the distractors, never gold). Its group is its article."""
     answers = list(dict.fromkeys(a["text"].strip() for a in qa.get("answers") or [] if a["text"].strip()))
     unanswerable = bool(qa.get("is_impossible")) or not answers
     return {
@@ -79,6 +79,7 @@ def labeled_row(qa: dict, split: str | None = None) -> dict:
         "answerability": "unlikely" if unanswerable else "direct",
         "corpus": CORPUS_NAME,
         "split": split or assign_split(qa["id"]),
+        "group": article,
     }
 
 
@@ -96,8 +97,8 @@ def convert(source: Path = DEFAULT_SOURCE, datasets_dir: Path = DEFAULT_DATASETS
                     continue
                 share = UNANSWERABLE_SHARE if qa.get("is_impossible") else ANSWERABLE_SHARE
                 if sampled(qa["id"], share):
-                    rows.append(labeled_row(qa))
-                by_article.append(labeled_row(qa, article_split(article["title"])))
+                    rows.append(labeled_row(qa, title))
+                by_article.append(labeled_row(qa, title, article_split(article["title"])))
     labeled_path = datasets_dir / f"{CORPUS_NAME}.jsonl"
     articles_path = datasets_dir / f"{CORPUS_NAME}_articles.jsonl"
     corpus_path = datasets_dir / "corpus" / f"{CORPUS_NAME}_corpus.jsonl"

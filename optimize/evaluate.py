@@ -45,7 +45,7 @@ from deltaseek.programs.lm import is_fatal_lm_error
 
 RECORD_FIELDS = ("answer", "answerability", "confidence", "confidence_signals", "profile", "caveats", "assumptions",
                  "stop_reason", "answer_origin", "steps", "tool_calls", "sources", "lm_calls", "tokens", "seconds", "lm_faults")
-LABEL_FIELDS = ("id", "question", "answer", "aliases", "answerability", "split", "corpus")
+LABEL_FIELDS = ("id", "question", "answer", "aliases", "answerability", "split", "corpus", "group")
 """What an example's row of the dataset input holds (MLflow's digest is over these)."""
 
 
@@ -97,7 +97,8 @@ def run_example(program: dspy.Module, example: dspy.Example, index: int, tracker
 
 
 def scored_row(program: dspy.Module, example: dspy.Example, index: int) -> dict:
-    row = {"index": index, "id": example.get("id"), "split": example.get("split"), "question": example.question,
+    row = {"index": index, "id": example.get("id"), "split": example.get("split"), "group": example.get("group"),
+           "question": example.question,
            "gold": {"answer": example.get("answer"), "aliases": list(example.get("aliases") or []),
                     "answerability": example.get("answerability")}}
     started = time.perf_counter()

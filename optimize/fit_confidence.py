@@ -9,12 +9,13 @@ reader read was answered (none set aside, doubted ones shown), so each one's sco
 logistic regression (scikit-learn) learns from the signals of the runs that answered whether the
 answer was right, and another from every run whether the passages state the answer at all (how
 often an abstention is right); Platt's sigmoid (or an isotonic regression), fitted on their
-out-of-fold probabilities (five folds), makes them calibrated. The `direct` bound is the least
-confidence at which the out-of-fold answers labelled direct were right at least
-`--direct-precision` of the time; the abstain margin the lowest whose false abstention stays
-within `--max-false-abstention`. The report gives the out-of-fold
-reliability table and ECE. Runs with another reader than the one the model is saved with
-describe another reader: refit after retraining it.
+out-of-fold probabilities (five folds, each run's `group` held out whole: an article's questions
+are never scored by a model fitted on its other questions), makes them calibrated. The `direct`
+bound is the least confidence at which the out-of-fold answers labelled direct were right at
+least `--direct-precision` of the time; the abstain margin the lowest whose false abstention stays
+within `--max-false-abstention`. The report gives the out-of-fold reliability table and ECE.
+Runs with another reader than the one the model is saved with describe another reader: refit
+after retraining it.
 """
 
 from __future__ import annotations
@@ -31,11 +32,11 @@ import numpy as np
 from deltaseek.errors import DatasetError, ProgramFileError
 from deltaseek.metrics.calibration import expected_calibration_error, is_right, reliability_lines
 from deltaseek.optimize.abstain_margin import abstain_margin, set_aside, set_aside_in_record, trade_off
+from deltaseek.optimize.confidence_folds import FOLDS, fold_groups, held_out_folds
 from deltaseek.optimize.results_file import numbered_rows
 from deltaseek.programs.agent.learned_reader.model import (CONFIDENCE_SIGNALS, CalibratedLinear, ConfidenceModel,
                                                            Linear, ReaderModel, load_reader)
 
-FOLDS = 5
 REGULARIZATION = 0.5
 """The logistic regressions' C. Leaving one dev article (or half the two-hop runs) out at a time
 (`docs/experiments/confidence_held_out_articles.py`), the pooled calibration error hardly moves
@@ -80,8 +81,11 @@ def fit(rows: list[dict], direct_precision: float = 0.75, max_false_abstention: 
     answered = right[~abstaining]
     if min(answered.sum(), len(answered) - answered.sum()) < FOLDS:
         raise DatasetError(f"{answered.sum()} of {len(answered)} answers right: too few of one kind to tell apart")
-    answer, answer_held = calibrated_linear(x[~abstaining], answered, method, seed)
-    no_answer, no_answer_held = calibrated_linear(x, unanswerable, method, seed)
+    groups = np.array([str(row.get("group") or row.get("id") or i) for i, row in enumerate(rows)])
+    ids = np.array([str(row.get("id") or i) for i, row in enumerate(rows)])
+    answer, answer_held = calibrated_linear(x[~abstaining], answered, method, seed,
+                                            fold_groups(groups[~abstaining], ids[~abstaining], answered))
+    no_answer, no_answer_held = calibrated_linear(x, unanswerable, method, seed, fold_groups(groups, ids, unanswerable))
     held = no_answer_held.copy()  # an abstention's confidence; a run that answered, its answer's
     held[~abstaining] = answer_held
     answers = [i for i, row in enumerate(rows) if not abstaining[i] and row.get("answerability") != "proxy_only"]
@@ -106,20 +110,22 @@ def fit(rows: list[dict], direct_precision: float = 0.75, max_false_abstention: 
     return model, [float(c) for c in shown], [bool(r) for r in shown_right]
 
 
-def calibrated_linear(x: np.ndarray, y: np.ndarray, method: str, seed: int) -> tuple[CalibratedLinear, np.ndarray]:
+def calibrated_linear(x: np.ndarray, y: np.ndarray, method: str, seed: int,
+                      groups: np.ndarray | None = None) -> tuple[CalibratedLinear, np.ndarray]:
     """A logistic regression (scikit-learn) of `y` on the signals `x` with its calibration map, and
-    each row's held-out probability: of its fold, from a model and a map fitted on the other folds,
-    so the figures are of questions neither saw. Where one outcome has fewer rows than there are
-    folds (runs with no unanswerable question), the probability is its share, whatever the signals."""
+    each row's held-out probability: of its fold, from a model and a map fitted on the other folds
+    (`held_out_folds`: a group held out whole), so the figures are of questions neither saw. Where
+    one outcome has fewer rows than there are folds (runs with no unanswerable question), the
+    probability is its share, whatever the signals."""
     from sklearn.linear_model import LogisticRegression
-    from sklearn.model_selection import StratifiedKFold, cross_val_predict
+    from sklearn.model_selection import cross_val_predict
 
     if min(y.sum(), len(y) - y.sum()) < FOLDS:
         share = round(float(y.mean()), 5)
         constant = Linear(features=list(CONFIDENCE_SIGNALS), coef=[0.0] * len(CONFIDENCE_SIGNALS), intercept=0.0)
         return CalibratedLinear(linear=constant, calibration=[(0.0, share), (1.0, share)]), np.full(len(y), share)
     logistic = LogisticRegression(C=REGULARIZATION, max_iter=5000)
-    folds = list(StratifiedKFold(FOLDS, shuffle=True, random_state=seed).split(x, y))
+    folds = held_out_folds(x, y, np.arange(len(y)).astype(str) if groups is None else groups, seed)
     raw = cross_val_predict(logistic, x, y, cv=folds, method="predict_proba")[:, 1]
     held = np.zeros(len(y))
     for fitted, held_out in folds:
@@ -259,7 +265,7 @@ def main(argv: list[str] | None = None) -> int:
     print("abstention on unanswerable questions at each limit of false abstention (held out):")
     print("\n".join(f"  false <= {p['max_false_abstention']:.0%}: margin {p['margin']:.4f}, abstention {p['abstention']:.1%} "
                     f"at {p['false_abstention']:.1%} false" for p in model.metrics["trade_off"]))
-    print("held out (five folds) on these runs:")
+    print("held out (five folds, a group held out whole) on these runs:")
     print("\n".join(reliability_lines(held_out, held_right)))
     return 0
 

@@ -58,6 +58,9 @@ class LabeledRow(BaseModel):
     """Stable row id; derived from the corpus and question when absent."""
     split: str | None = None
     """train, dev or test (validation and val mean dev); absent: a fixed hash of the id decides."""
+    group: str | None = None
+    """The article or question group the question was written from: the confidence fit holds a
+    group out whole, so its figures are of text it never saw; absent: the question is its own."""
 
     @field_validator("question")
     @classmethod
@@ -109,7 +112,7 @@ class LabeledRow(BaseModel):
             raise ValueError(f"expected a list of strings, got {type(value).__name__}")
         return [number_as_text(a) for a in value if not (isinstance(a, str) and not a.strip())]
 
-    @field_validator("id", mode="before")
+    @field_validator("id", "group", mode="before")
     @classmethod
     def id_as_text(cls, value: Any) -> Any:
         if value is None or value == "":
@@ -194,7 +197,7 @@ def default_id(corpus: str | None, question: str) -> str:
 def to_example(row: LabeledRow) -> dspy.Example:
     return dspy.Example(question=row.question, answer=row.answer, aliases=list(row.aliases),
                         answerability=row.answerability, id=row.id, corpus=row.corpus,
-                        split=row.split).with_inputs("question")
+                        split=row.split, group=row.group).with_inputs("question")
 
 
 def load_labeled(path: str | os.PathLike, strict: bool = True, defaults: dict | None = None) -> LabeledSet:

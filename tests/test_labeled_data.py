@@ -31,11 +31,11 @@ SQUAD2_SET = ROOT / "datasets" / "squad2.jsonl"
 
 ROWS = [
     {"id": "q1", "question": "Who is the lieutenant governor of Ohio?", "answer": "Jim Tressel",
-     "aliases": ["James Tressel"], "answerability": "direct", "corpus": "seed", "split": "train"},
+     "aliases": ["James Tressel"], "answerability": "direct", "corpus": "seed", "split": "train", "group": "Ohio"},
     {"id": "q2", "question": "What is the population of Xyzzyville?", "answer": "", "aliases": [],
-     "answerability": "unlikely", "corpus": "seed", "split": "test"},
+     "answerability": "unlikely", "corpus": "seed", "split": "test", "group": "Xyzzyville"},
     {"id": "q3", "question": "How many people use Ollama every day?", "answer": "Not published; GitHub stars.",
-     "aliases": [], "answerability": "proxy_only", "corpus": "seed", "split": "dev"},
+     "aliases": [], "answerability": "proxy_only", "corpus": "seed", "split": "dev", "group": "Ollama"},
 ]
 
 
@@ -120,6 +120,12 @@ def test_missing_id_is_derived_from_corpus_and_question(tmp_path):
     first = load_labeled(write_jsonl(tmp_path / "a.jsonl", [row])).examples[0].id
     again = load_labeled(write_jsonl(tmp_path / "b.jsonl", [row])).examples[0].id
     assert first == again and first.startswith("seed-")
+
+
+def test_a_group_is_text_and_a_question_without_one_is_its_own(tmp_path):
+    rows = [{**ROWS[0], "group": 1851}, {k: v for k, v in ROWS[1].items() if k != "group"}]
+    first, second = load_labeled(write_jsonl(tmp_path / "x.jsonl", rows)).examples
+    assert (first.group, second.group) == ("1851", None)
 
 
 def test_defaults_fill_missing_fields_and_unknown_columns_are_reported(tmp_path):
@@ -420,7 +426,8 @@ def test_squad2_converter_splits_by_article_and_keeps_only_distinct_answers(tmp_
     """On a hand-made file in SQuAD 2.0's shape (tests/data/squad2): a scored article's questions
     are `test`, the others train or dev; the first answer is the gold and the other distinct ones
     its aliases; an impossible question is `unlikely` (its plausible answers never gold); a blank
-    question is left out; the passage keeps its article's title with spaces."""
+    question is left out; the passage keeps its article's title with spaces, the question's group
+    names its article."""
     from deltaseek.optimize.convert_squad2 import SCORED_ARTICLES, article_split
     from deltaseek.optimize.convert_squad2 import convert as convert_squad2
 
@@ -433,6 +440,7 @@ def test_squad2_converter_splits_by_article_and_keeps_only_distinct_answers(tmp_
     assert (by_article["s1"]["question"], by_article["s1"]["answer"], by_article["s1"]["aliases"]) == \
         ("Who built the Orla mill?", "Ada Lind", ["Lind"])
     assert (by_article["s2"]["answer"], by_article["s2"]["answerability"]) == ("", "unlikely")
+    assert (by_article["s1"]["group"], by_article["s4"]["group"]) == ("Orla mill", "IPod")  # held out whole
     assert read_rows(corpus_path) == [
         {"id": "squad2-0-0", "title": "Orla mill",
          "text": "The Orla mill was built in 1850 by Ada Lind. It ground oats until 1932."},

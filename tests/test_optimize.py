@@ -32,7 +32,7 @@ ROWS = [
     {"id": "t-llama", "question": "Who started the llama.cpp project?", "answer": "Georgi Gerganov",
      "answerability": "direct", "corpus": "seed", "split": "train"},
     {"id": "d-ohio", "question": "What is the capital of Ohio?", "answer": "Columbus",
-     "answerability": "direct", "corpus": "seed", "split": "dev"},
+     "answerability": "direct", "corpus": "seed", "split": "dev", "group": "Ohio"},
     {"id": "d-xyzzy", "question": "What is the population of Xyzzyville?", "answer": "",
      "answerability": "unlikely", "corpus": "seed", "split": "dev"},
 ]
@@ -287,7 +287,7 @@ def test_unreachable_tracking_server_warns_once_and_keeps_the_results(capsys, sc
     assert code == 0, err
     warnings = [line for line in err.splitlines() if line.startswith("deltaseek: warning:")]
     assert len(warnings) == 1 and offline_tracking in warnings[0] and "unreachable" in warnings[0]
-    assert len(read_jsonl(out)) == 2  # the dev split
+    assert [row["group"] for row in read_jsonl(out)] == ["Ohio", None]  # the dev split; the confidence fit's folds
     assert "combined" in stdout
 
 

@@ -13,7 +13,8 @@ ones, for each regularization asked (`--c`).
 With `--bound`, it also chooses the `direct` bound on the pooled held-out answers (the least
 confidence at which those at or above it were right `--direct-precision` of the time), and with
 `--reader` saves it into that reader's confidence model: the bound a question of an article the
-fit never saw earns, where `fit_confidence`'s five folds share articles with the fit.
+fit never saw earns, where `fit_confidence`'s five folds shared articles with the fit while runs
+carried no group. A run's own `group`, where it has one, is its article.
 """
 
 import argparse
@@ -38,7 +39,7 @@ def grouped_runs(paths: list[str], whole: bool = False) -> list[dict]:
     rows = fit_confidence.read_runs(paths)
     with_unanswerable = {article.get(r["id"]) for r in rows if r["gold"]["answerability"] == "unlikely"}
     for row in rows:
-        title = article.get(row["id"])
+        title = row.get("group") or article.get(row["id"])
         row["group"] = (f"{title} {half(row['id'])}" if title in with_unanswerable and len(with_unanswerable) == 1
                         and not whole
                         else title or f"{row['source']} {half(row['id'])}")
