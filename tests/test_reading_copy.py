@@ -47,7 +47,9 @@ def test_the_copy_is_the_base_with_its_4_bit_matrices_in_8_bits(four_bit_base):
 
 
 def test_llama_cpp_reads_the_copy_as_it_reads_the_base(four_bit_base):
-    import llama_cpp
+    from deltaseek.programs.lm.llamacpp import import_llama_cpp
+
+    llama_cpp = import_llama_cpp()
 
     def logits(path):
         llama = llama_cpp.Llama(model_path=str(path), n_ctx=64, n_threads=1, verbose=False, seed=0)

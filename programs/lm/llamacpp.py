@@ -31,6 +31,7 @@ from deltaseek.programs.lm.gguf_file import (
     find_smollm2_gguf,
     model_file_identity,
 )
+from deltaseek.programs.lm.plain_buffers import keep_weights_in_plain_buffers
 from deltaseek.programs.lm.grammar import grammar_response_format
 from deltaseek.programs.lm.prefix_cache import (
     DEFAULT_PREFIX_CACHE_MB,
@@ -288,8 +289,10 @@ def import_llama_cpp():
     llama.cpp's OpenMP threads spin while they wait. On a machine another process is also using,
     spinning threads steal the cores they wait for: a seed question took 230 s spinning and 27 s
     passive beside a second model process on 2 cores. libgomp reads the variable when llama.cpp's
-    library loads, so it is set before the first import; a user's own value wins."""
+    library loads, so it is set before the first import; a user's own value wins. Its models load
+    their weights into plain CPU buffers (`plain_buffers.py`: repacked for AMX, they crashed)."""
     os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
     import llama_cpp
 
+    keep_weights_in_plain_buffers(llama_cpp)
     return llama_cpp

@@ -13,7 +13,6 @@ starts from an empty context, so a reading depends only on its prompt.
 
 from __future__ import annotations
 
-import contextlib
 import functools
 import threading
 from dataclasses import dataclass
@@ -57,33 +56,6 @@ def doubt_of(not_stated: float, start: float) -> float:
     return round(not_stated / (not_stated + start), 4) if not_stated + start > 0 else 1.0
 
 
-_LOADING = threading.Lock()
-
-
-@contextlib.contextmanager
-def weights_in_plain_buffers(llama_cpp):
-    """While a model loads here, llama.cpp keeps its weights in plain CPU buffers, as the file
-    stores them. By default it repacks them into a CPU's extra buffer types where it has one (AMX
-    on recent Xeons), and with a LoRA adapter applied over those, decoding crashed the process
-    (llama-cpp-python 0.3.36: "lora for 'blk.0.attn_q.weight' cannot use buft 'AMX', fallback to
-    CPU", then a segmentation fault). `Llama` takes no such option, so the defaults it reads are
-    the ones changed, for this load alone; a llama.cpp without the field ignores it."""
-    defaults = llama_cpp.llama_cpp.llama_model_default_params
-
-    def without_extra_buffers():
-        params = defaults()
-        if "use_extra_bufts" in dict(type(params)._fields_):
-            params.use_extra_bufts = False
-        return params
-
-    with _LOADING:
-        llama_cpp.llama_cpp.llama_model_default_params = without_extra_buffers
-        try:
-            yield
-        finally:
-            llama_cpp.llama_cpp.llama_model_default_params = defaults
-
-
 class ReaderAdapter:
     """A reader adapter file applied to the embedded model, loaded on first read."""
 
@@ -100,11 +72,9 @@ class ReaderAdapter:
             from deltaseek.programs.lm.llamacpp import default_threads, import_llama_cpp
 
             generate, batch = default_threads()
-            llama_cpp = import_llama_cpp()
-            with weights_in_plain_buffers(llama_cpp):
-                self._llama = llama_cpp.Llama(model_path=str(q8_copy(self.base)), lora_path=str(self.path),
-                                              n_ctx=ADAPTER_CONTEXT, n_threads=generate,
-                                              n_threads_batch=batch, verbose=False, seed=0)
+            self._llama = import_llama_cpp().Llama(model_path=str(q8_copy(self.base)), lora_path=str(self.path),
+                                                   n_ctx=ADAPTER_CONTEXT, n_threads=generate,
+                                                   n_threads_batch=batch, verbose=False, seed=0)
         return self._llama
 
     def read(self, question: str, facts: list, bound: float | None = None) -> AdapterReading | None:
