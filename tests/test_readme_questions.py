@@ -23,11 +23,13 @@ EXPECTED = {
 `direct` one is labelled `unknown`, a best guess, where its confidence is below the direct bound)."""
 KNOWN_MISSES = {
     "Who created Ruby and when was he born?": "the two parts are read right (Yukihiro \"Matz\" Matsumoto; 14 April "
-    "1965), at confidence 0.050, against 0.126 that the passages do not state it, a lead over the abstain margin "
-    "0.071: the sentence naming him does not name Ruby (\"It was designed ... by\"), so the span is set aside for "
-    "its sentence",
+    "1965), at confidence 0.050, against 0.126 that the passages do not state it, a lead of 0.076 over the abstain "
+    "margin 0.071: the sentence naming him does not name Ruby (\"It was designed ... by\"), so the span is set "
+    "aside for its sentence. On a CPU with AVX-512 llama.cpp rounds the readings otherwise (0.054 against 0.122, a "
+    "lead of 0.068) and the answer stands",
 }
-"""README questions the shipped reader misses, and why (a strict xfail: a fix shows)."""
+"""README questions the shipped reader misses, and why: an xfail, not strict, for the one miss sits
+within what two CPUs' rounding moves, and either outcome is the program deciding as it should."""
 VECTOR_STORE = '''class VectorStore:
     """The VectorStore interface: add(texts) stores passages with their embeddings, and
     search(query, k) returns the k passages nearest to the query."""
@@ -47,7 +49,7 @@ def test_every_readme_question_has_its_expected_answer_here():
 
 @pytest.mark.embedded
 @pytest.mark.parametrize("question, options", [
-    pytest.param(q, o, marks=pytest.mark.xfail(strict=True, reason=KNOWN_MISSES[q])) if q in KNOWN_MISSES else (q, o)
+    pytest.param(q, o, marks=pytest.mark.xfail(strict=False, reason=KNOWN_MISSES[q])) if q in KNOWN_MISSES else (q, o)
     for q, o in readme_asks()])
 def test_a_readme_question_is_answered_as_the_readme_implies(question, options, capsys, tmp_path, monkeypatch):
     argv = ["ask", question, "--json"]
