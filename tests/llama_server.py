@@ -56,8 +56,8 @@ class LlamaServer:
         env = {**os.environ, "OMP_WAIT_POLICY": os.environ.get("OMP_WAIT_POLICY", "PASSIVE")}
         with self.log_path.open("w") as log:
             self.process = subprocess.Popen(
-                [sys.executable, "-m", "deltaseek.programs.lm.serve", "--model", str(find_smollm2_gguf()), "--model_alias", MODEL,
-                 "--host", "127.0.0.1", "--port", str(self.port), "--n_ctx", "8192",
+                [sys.executable, "-m", "deltaseek.programs.lm.serve", "--model", str(find_smollm2_gguf()),
+                 "--model_alias", MODEL, "--host", "127.0.0.1", "--port", str(self.port), "--n_ctx", "8192",
                  "--n_threads", str(generate), "--n_threads_batch", str(batch)],
                 stdout=log, stderr=subprocess.STDOUT, env=env, start_new_session=True)
         deadline = time.monotonic() + STARTUP_SECONDS

@@ -30,9 +30,10 @@ def test_llama_cpp_as_the_project_imports_it_loads_weights_into_plain_buffers():
     from deltaseek.programs.lm.llamacpp import import_llama_cpp
 
     llama_cpp = import_llama_cpp()
-    assert not llama_cpp.llama_cpp.llama_model_default_params().use_extra_bufts
-    import_llama_cpp()  # once: the defaults are not wrapped again
-    assert llama_cpp.llama_cpp.llama_model_default_params.keeps_plain_buffers
+    plain = llama_cpp.llama_cpp.llama_model_default_params
+    assert not plain().use_extra_bufts
+    import_llama_cpp()
+    assert llama_cpp.llama_cpp.llama_model_default_params is plain  # wrapped once, not again on each import
 
 
 def test_usage_and_max_tokens_are_honoured():

@@ -31,8 +31,8 @@ from deltaseek.programs.lm.gguf_file import (
     find_smollm2_gguf,
     model_file_identity,
 )
-from deltaseek.programs.lm.plain_buffers import keep_weights_in_plain_buffers
 from deltaseek.programs.lm.grammar import grammar_response_format
+from deltaseek.programs.lm.plain_buffers import keep_weights_in_plain_buffers
 from deltaseek.programs.lm.prefix_cache import (
     DEFAULT_PREFIX_CACHE_MB,
     PrefixStore,

@@ -3,11 +3,10 @@
 By default llama.cpp repacks a model's weights into a CPU's extra buffer types where it has one:
 AMX tiles on recent Xeons. There, llama-cpp-python 0.3.36 crashed the process in its first decode
 (a segmentation fault in `llama_decode`), with the embedded model alone and with the reader
-adapter applied ("lora for 'blk.0.attn_q.weight' cannot use buft 'AMX', fallback to CPU"): the
+adapter applied ("lora for 'blk.9.ffn_up.weight' cannot use buft 'AMX', fallback to CPU"): the
 crash llama.cpp's issue 20824 reports in `ggml_backend_amx_mul_mat`. With the weights as the
-file stores them the same machine answers, and the embedded model is small enough that the
-repacking would save little. `Llama` takes no option for it, so the defaults it reads its model
-parameters from are the ones changed; a llama.cpp without the field is left as it is.
+file stores them the same machine answers. `Llama` takes no option for it, so the defaults it
+reads its model parameters from are the ones changed; a llama.cpp without the field is left as it is.
 """
 
 from __future__ import annotations
