@@ -32,13 +32,13 @@ def fold_groups(groups: np.ndarray, ids: np.ndarray, y: np.ndarray) -> np.ndarra
     return cut
 
 
-def held_out_folds(x: np.ndarray, y: np.ndarray, groups: np.ndarray, seed: int) -> list:
+def held_out_folds(x: np.ndarray, y: np.ndarray, groups: np.ndarray | None, seed: int) -> list:
     """Stratified folds that hold each group out whole (scikit-learn's StratifiedGroupKFold; one
-    group a fold where there are fewer groups than folds). Where every run is its own group, or a
-    fold would leave the model one outcome to learn from, stratified folds of the runs."""
+    group a fold where there are fewer groups than folds). Where there are no groups, every run is
+    its own, or a fold would leave the model one outcome to learn from, stratified folds of the runs."""
     from sklearn.model_selection import StratifiedGroupKFold, StratifiedKFold
 
-    splits = min(FOLDS, len(set(groups)))
+    splits = min(FOLDS, len(set(groups))) if groups is not None else 0
     if 2 <= splits and len(set(groups)) < len(groups):
         folds = list(StratifiedGroupKFold(splits, shuffle=True, random_state=seed).split(x, y, groups))
         if all(len(set(y[fitted])) == 2 for fitted, _ in folds):

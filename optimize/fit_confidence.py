@@ -125,7 +125,7 @@ def calibrated_linear(x: np.ndarray, y: np.ndarray, method: str, seed: int,
         constant = Linear(features=list(CONFIDENCE_SIGNALS), coef=[0.0] * len(CONFIDENCE_SIGNALS), intercept=0.0)
         return CalibratedLinear(linear=constant, calibration=[(0.0, share), (1.0, share)]), np.full(len(y), share)
     logistic = LogisticRegression(C=REGULARIZATION, max_iter=5000)
-    folds = held_out_folds(x, y, np.arange(len(y)).astype(str) if groups is None else groups, seed)
+    folds = held_out_folds(x, y, groups, seed)
     raw = cross_val_predict(logistic, x, y, cv=folds, method="predict_proba")[:, 1]
     held = np.zeros(len(y))
     for fitted, held_out in folds:

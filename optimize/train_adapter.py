@@ -134,9 +134,10 @@ def dev_figures(model, tokenizer, dev: list[Example]) -> tuple[dict[str, float],
     return figures, held_scores(rows, figures["bound"])
 
 
-def runtime_figures(path: Path, dev: list[Example], base: Path | None = None) -> dict[str, float]:
-    """The written adapter read by llama.cpp as the agent reads with it (`PROMPT_SENTENCES` of the
-    facts, not the training prompt's): the bound chosen on these dev questions, the figures at it."""
+def runtime_readings(path: Path, dev: list[Example], base: Path | None = None) -> list[tuple]:
+    """The written adapter's readings of the dev questions by llama.cpp, as the agent reads with it
+    (`PROMPT_SENTENCES` of the facts, not the training prompt's): rows of (example, its `held` as
+    those sentences hold the gold, span read, doubt), every span read whatever its doubt."""
     from deltaseek.programs.agent.learned_reader.adapter import ReaderAdapter
 
     adapter = ReaderAdapter(path, base)
@@ -145,7 +146,12 @@ def runtime_figures(path: Path, dev: list[Example], base: Path | None = None) ->
         reading = adapter.read(ex.question, ex.facts, bound=1.01)
         held = held_answer(best_sentences(ex.question, ex.facts), ex.answers) is not None
         rows.append((replace(ex, held=held), (reading.span or "") if reading else "", reading.doubt if reading else 1.0))
-    return chosen_figures(rows)
+    return rows
+
+
+def runtime_figures(path: Path, dev: list[Example], base: Path | None = None) -> dict[str, float]:
+    """The bound chosen on the written adapter's `runtime_readings` of these dev questions, the figures at it."""
+    return chosen_figures(runtime_readings(path, dev, base))
 
 
 def dev_sample(dev: list[Example], questions: int = DEV_QUESTIONS, seed: int = 0) -> list[Example]:

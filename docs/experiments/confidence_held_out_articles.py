@@ -37,9 +37,9 @@ def grouped_runs(paths: list[str], whole: bool = False) -> list[dict]:
     squad = json.load(open(SQUAD_SOURCE, encoding="utf-8"))["data"]
     article = {qa["id"]: a["title"] for a in squad for p in a["paragraphs"] for qa in p["qas"]}
     rows = fit_confidence.read_runs(paths)
-    with_unanswerable = {article.get(r["id"]) for r in rows if r["gold"]["answerability"] == "unlikely"}
-    for row in rows:
-        title = row.get("group") or article.get(row["id"])
+    titles = [row.get("group") or article.get(row["id"]) for row in rows]  # a run's own group, else its article
+    with_unanswerable = {t for t, r in zip(titles, rows) if r["gold"]["answerability"] == "unlikely"}
+    for title, row in zip(titles, rows):
         row["group"] = (f"{title} {half(row['id'])}" if title in with_unanswerable and len(with_unanswerable) == 1
                         and not whole
                         else title or f"{row['source']} {half(row['id'])}")

@@ -107,12 +107,8 @@ def variants(train: list, share: float, seed: int = 0) -> list:
 
 
 def read_figures(path: Path, dev: list) -> dict:
-    adapter = ReaderAdapter(path)
-    bound = adapter.info.bound
-    rows = []
-    for ex in dev:
-        reading = adapter.read(ex.question, ex.facts, bound=1.01)
-        rows.append((ex, (reading.span or "") if reading else "", reading.doubt if reading else 1.0))
+    bound = ReaderAdapter(path).info.bound
+    rows = train_adapter.runtime_readings(path, dev)
     unanswerable = [not ex.answers for ex, _, _ in rows]
     doubts = [d for _, _, d in rows]
     figures = {"questions": len(rows), "unanswerable": sum(unanswerable), "bound": bound,
