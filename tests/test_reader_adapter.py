@@ -100,6 +100,10 @@ def test_the_prompt_target_is_the_gold_as_the_passage_writes_it():
     passage = Passage(("The mill was built by ADA LIND in 1850.",), ("orla",))
     assert held_answer(passage, ("Ada Lind",)) == "ADA LIND"
     assert held_answer(passage, ("Ben Orr", "")) is None  # the target is "not stated"
+    # a gold inside a longer word or number is not written: "no" is not in "north", "8" not in "1850"
+    assert held_answer(Passage(("It stands north of the river, from 1850.",), ("orla",)), ("no", "8")) is None
+    assert held_answer(Passage(("It cost US$75 billion (No. 8).",), ("orla",)), ("$75 billion",)) == "$75 billion"
+    assert held_answer(Passage(("It cost US$75 billion (No. 8).",), ("orla",)), ("no", "8")) == "No"
     assert NOT_STATED == "not stated"
     assert whole_words("LIN", passage.text) == "LIND" and whole_words("in 1850.", passage.text) == "in 1850."
     assert whole_words("Kessing", passage.text) is None
@@ -160,7 +164,7 @@ def test_fine_tuning_starts_from_an_adapter_and_keeps_a_checkpoint_only_if_dev_r
 
 
 def test_a_fine_tune_is_kept_only_when_its_dev_gain_is_beyond_chance():
-    from deltaseek.optimize.adapter_figures import beyond_chance
+    from deltaseek.optimize.paired import beyond_chance
 
     start = [0.0] * 40 + [1.0] * 20
     assert beyond_chance(start, [1.0] * 15 + [0.0] * 25 + [1.0] * 20)  # 15 more right, none lost

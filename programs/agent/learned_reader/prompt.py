@@ -7,6 +7,7 @@ reader's own ranking puts first, distractors and all.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 from deltaseek.programs.agent.learned_reader.ranking import rank_sentences
@@ -64,12 +65,17 @@ def reader_prompt(question: str, passage: Passage) -> str:
 
 
 def held_answer(passage: Passage, answers: tuple[str, ...]) -> str | None:
-    """The first gold answer the passage writes, as the passage writes it (its own casing), or
-    None: the target the adapter learns, "not stated" when None."""
-    text = passage.text
-    lowered = text.lower()
-    for answer in answers:
-        at = lowered.find(answer.lower().strip())
-        if answer.strip() and at >= 0:
-            return text[at:at + len(answer.strip())]
+    """The first gold answer the passage writes as words of its own, as the passage writes it (its
+    own casing), or None: the target the adapter learns, "not stated" when None. A gold inside a
+    longer word or number is not written there ("no" in "north", "7" in "1978")."""
+    for answer in (a.strip() for a in answers):
+        found = re.search(word_pattern(answer), passage.text, re.IGNORECASE) if answer else None
+        if found:
+            return found.group(0)
     return None
+
+
+def word_pattern(text: str) -> str:
+    """A pattern finding `text` where no letter or digit runs on from either end of it."""
+    return ((r"(?<!\w)" if text[:1].isalnum() else "") + re.escape(text)
+            + (r"(?!\w)" if text[-1:].isalnum() else ""))
