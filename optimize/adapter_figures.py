@@ -1,14 +1,12 @@
 """What a checkpoint of the reader adapter reads on dev questions: the figures its checkpoints and
-its bound are chosen on (`train_adapter`), and whether a fine-tune's gain is beyond chance. Rows
-are (example, span read, the adapter's doubt); an example is a `train_adapter.Example`.
+its bound are chosen on (`train_adapter`); whether a fine-tune's gain is beyond chance is
+`paired.beyond_chance` over `held_scores`. Rows are (example, span read, the adapter's doubt); an
+example is a `train_adapter.Example`.
 """
 
 from __future__ import annotations
 
-import numpy as np
-
 from deltaseek.metrics.answers import f1_score
-from deltaseek.optimize.paired import CONFIDENCE, RESAMPLES, difference_interval
 from deltaseek.programs.agent.learned_reader.adapter_file import choose_bound
 
 MAX_FALSE_ABSTENTION = 0.10
@@ -42,16 +40,6 @@ def held_scores(rows: list[tuple], bound: float) -> list[float]:
     """Each held question's F1 at `bound`, 0 where the reader abstains, in the rows' order."""
     f1 = answer_scores(rows, bound)
     return [f1.get(ex.id, 0.0) for ex, _, _ in rows if ex.held]
-
-
-def beyond_chance(start: list[float], tuned: list[float]) -> bool:
-    """Whether a fine-tuned checkpoint reads the held dev questions better than the adapter it
-    started from beyond chance: the paired bootstrap 95% interval of the difference in F1 lies
-    above zero. The same questions choose the checkpoint, and a fine-tune on a few hundred
-    questions trades right answers for others as often as it adds them; a gain within chance is
-    taken as none."""
-    low, _ = difference_interval(np.array(start), np.array(tuned), np.mean, CONFIDENCE, RESAMPLES, seed=0)
-    return low is not None and low > 0
 
 
 def chosen_figures(rows: list[tuple]) -> dict[str, float]:

@@ -18,7 +18,7 @@ def fine_tune_into(program, dataset: str, corpus: list[str] | None, out: Path, l
     """`deltaseek optimize --train-reader`, where the train extra is installed: fine-tune the
     program's reader adapter on the set's train split; the program reads with the result (written
     to `out`) only if it reads the set's dev split better than the adapter it started from, beyond
-    chance (`adapter_figures.beyond_chance`).
+    chance (`paired.beyond_chance`).
     Like DSPy's BootstrapFinetune it changes weights. Returns the figures as metrics."""
     reader = program.learned_reader()
     if not reader.adapter:

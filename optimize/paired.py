@@ -90,6 +90,17 @@ def difference_interval(a: np.ndarray, b: np.ndarray, statistic: Callable, confi
     return float(result.confidence_interval.low), float(result.confidence_interval.high)
 
 
+def beyond_chance(before: list[float], after: list[float]) -> bool:
+    """Whether a retrained or fine-tuned part scores the same dev questions better than the one it
+    would replace beyond chance: the paired bootstrap 95% interval of the mean difference lies above
+    zero. `optimize` on a user's few hundred questions gains answers and loses others about as
+    often as it adds them, and the same questions choose what it keeps; a gain within chance is
+    taken as none, and what the program had stays."""
+    low, _ = difference_interval(np.array(before, dtype=float), np.array(after, dtype=float), np.mean, CONFIDENCE,
+                                 RESAMPLES, seed=0)
+    return low is not None and low > 0
+
+
 def paired_table(rows_a: list[dict], rows_b: list[dict], confidence: float = CONFIDENCE,
                  resamples: int = RESAMPLES, seed: int = 0) -> list[dict]:
     """One row per metric of PAIRED_METRICS: the questions it is measured on (`n`), A's and B's

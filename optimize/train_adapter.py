@@ -23,8 +23,9 @@ import time
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from deltaseek.optimize.adapter_figures import beyond_chance, chosen_figures, held_scores
+from deltaseek.optimize.adapter_figures import chosen_figures, held_scores
 from deltaseek.optimize.evaluate import corpora_for, load_dataset, select
+from deltaseek.optimize.paired import beyond_chance
 from deltaseek.optimize.train_reader import file_digest, read_facts
 from deltaseek.programs.agent.learned_reader.adapter_file import (DEFAULT_ALPHA, DEFAULT_RANK, AdapterInfo,
                                                                   BaseShape, read_lora_tensors, write_adapter)

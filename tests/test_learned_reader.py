@@ -341,9 +341,23 @@ def test_the_training_command_reproduces_the_shipped_reader():
     assert Path(shipped.adapter).name == "reader-adapter.gguf"
 
 
+def test_a_retrained_reader_replaces_the_shipped_weights_only_beyond_chance():
+    from deltaseek.optimize.train_reader import RETRAINED, chosen_reader
+
+    shipped = [0.0] * 40 + [1.0] * 20
+    rethresholded = [0.0] * 38 + [1.0] * 22
+    traded = [1.0] * 9 + [0.0] * 31 + [0.0] * 6 + [1.0] * 14  # 9 gained, 6 lost: more right, within chance
+    scores = {"shipped": shipped, "shipped, threshold on this dev split": rethresholded,
+              RETRAINED[0]: traded, RETRAINED[1]: shipped}
+    assert sum(traded) > sum(rethresholded) > sum(shipped)
+    assert chosen_reader(scores, RETRAINED) == "shipped, threshold on this dev split"
+    scores[RETRAINED[1]] = [1.0] * 15 + [0.0] * 25 + [1.0] * 20  # 15 more right, none lost
+    assert chosen_reader(scores, RETRAINED) == RETRAINED[1]
+
+
 def test_optimize_trains_a_reader_for_a_users_set_and_keeps_the_best_on_its_dev_split(monkeypatch, tmp_path):
     """`deltaseek optimize --train-reader`: the shipped reader as it is, re-thresholded, trained on
-    the set, trained on both; the best on the set's dev split is the program's and is saved with it
+    the set, trained on both; the one chosen on the set's dev split is the program's and is saved with it
     (the shipped data stands in small here: the seed set)."""
     from deltaseek.optimize import train_reader
 

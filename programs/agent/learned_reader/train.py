@@ -187,17 +187,27 @@ def scores_at(found: list[Outcome], threshold: float, absent_subject_abstains: b
     a question whose subject the collection lacks is abstained on whatever the probability, as the
     program does (`ReaderModel.abstain_on_absent_subject`); with `untyped_left`, so is a question
     naming no answer type (left to the model, which the reader cannot count on: `reads_untyped`)."""
-    answered = [o.probability >= threshold and not (absent_subject_abstains and o.subject_absent)
-                and not (untyped_left and o.names_no_type) for o in found]
-    return figures_of(found, answered)
+    return figures_of(found, answered_at(found, threshold, absent_subject_abstains, untyped_left))
+
+
+def answered_at(found: list[Outcome], threshold: float, absent_subject_abstains: bool = False,
+                untyped_left: bool = False) -> list[bool]:
+    """Whether the reader answers each question at a threshold (`scores_at`'s flags)."""
+    return [o.probability >= threshold and not (absent_subject_abstains and o.subject_absent)
+            and not (untyped_left and o.names_no_type) for o in found]
+
+
+def question_scores(found: list[Outcome], answered: list[bool]) -> list[float]:
+    """Each question's answer and answerability part of the combined metric: `answer_score` is their mean."""
+    return [(ANSWER_WEIGHT * o.f1 + ANSWERABILITY_WEIGHT) if a and o.answerable else
+            (ANSWER_WEIGHT + ANSWERABILITY_WEIGHT) if not a and not o.answerable else 0.0
+            for o, a in zip(found, answered)]
 
 
 def figures_of(found: list[Outcome], answered: list[bool]) -> dict[str, float]:
     answerable = [(o, a) for o, a in zip(found, answered) if o.answerable]
     unanswerable = [(o, a) for o, a in zip(found, answered) if not o.answerable]
-    per_question = [(ANSWER_WEIGHT * o.f1 + ANSWERABILITY_WEIGHT) if a and o.answerable else
-                    (ANSWER_WEIGHT + ANSWERABILITY_WEIGHT) if not a and not o.answerable else 0.0
-                    for o, a in zip(found, answered)]
+    per_question = question_scores(found, answered)
     return {
         "f1_answerable": sum(o.f1 for o, a in answerable if a) / max(1, len(answerable)),
         "abstention": sum(not a for _, a in unanswerable) / max(1, len(unanswerable)),
