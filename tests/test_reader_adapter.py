@@ -204,6 +204,15 @@ def test_the_shipped_reader_reads_with_its_adapter():
     assert river.span == "Tave" and not river.unsure
 
 
+@pytest.mark.embedded
+def test_a_question_with_one_part_changed_surprises_the_reader_more_than_one_its_passage_answers():
+    adapter = shipped_reader().adapter_reader()
+    asked = adapter.read("When did a flood break the wheel of the Orla mill?", MILL, bound=1.01)
+    changed = adapter.read("When did a fire break the roof of the Orla mill?", MILL, bound=1.01)
+    assert asked.span == "1932" and asked.question_surprise is not None
+    assert changed.question_surprise > asked.question_surprise + 0.3, (asked, changed)
+
+
 def test_a_check_on_the_adapters_span_names_a_failure_and_passes_what_is_not_one():
     def failure(span, question, sentence, source="a", facts=(), others=()):
         kinds = expected_answer_types(question)

@@ -75,7 +75,7 @@ CONFIDENCE_SIGNALS = (
     *(f"label_{a}" for a in ("direct", "unknown", "unlikely", "proxy_only")),
     *(f"ask_{t}" for t in ANSWER_TYPES), "parts", "question_words_log", "abstains", "subject_missing", "facts_log",
     "stopped_early", "read_span", "reader_sure", "reader_confidence", "ranker_probability", "ranker_margin",
-    "ranker_share", "adapter_read", "adapter_doubt", "adapter_agrees", "ranker_agrees",
+    "ranker_share", "adapter_read", "adapter_doubt", "adapter_question_surprise", "adapter_agrees", "ranker_agrees",
     *(f"span_{t}" for t in ANSWER_TYPES), "answer_words_log", "answer_in_question", "answer_in_facts",
     "answer_in_titles", "answer_passages_log", "question_near_answer", "answer_is_read_span", "model_proposed",
     "model_agrees_reader")

@@ -226,7 +226,8 @@ def extract_span(question: str, kind: AnswerType, facts: list, extra_terms: set[
     reading = adapter.read(question, facts) if adapter is not None else None
     if reading is None or (ranked is None and reading.span is None):
         return ranked
-    adapter_signals = {**(ranked.signals if ranked else {}), "adapter_read": 1.0, "adapter_doubt": reading.doubt}
+    adapter_signals = {**(ranked.signals if ranked else {}), "adapter_read": 1.0, "adapter_doubt": reading.doubt,
+                       "adapter_question_surprise": reading.question_surprise or 0.0}
     if reading.span is None:  # the adapter doubts: unsure unless the ranker is sure (distractors fill its four sentences)
         return replace(ranked, abstain_below=1.01 if ranked.unsure else ranked.abstain_below, signals=adapter_signals)
     if span_failure(reading.span, kind, question, reading.sentence, reading.source, facts,
