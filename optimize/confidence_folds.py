@@ -20,15 +20,20 @@ MOST_OF_AN_OUTCOME = 0.75
 
 def fold_groups(groups: np.ndarray, ids: np.ndarray, y: np.ndarray) -> np.ndarray:
     """The groups the folds hold out whole: each run's group, except that a group holding more than
-    `MOST_OF_AN_OUTCOME` of one outcome's runs is cut in two by a hash of the run's id, or the model
-    fitted without it would learn that outcome from almost nothing (a set whose unanswerable
-    questions are all of one article)."""
+    `MOST_OF_AN_OUTCOME` of one outcome's runs is cut into `FOLDS` pieces by a hash of the run's id,
+    or the model fitted without it would learn that outcome from almost nothing (a set whose
+    unanswerable questions are all of one article). As many pieces as folds: each fold's model then
+    sees the outcome about as often as the others', so their held-out probabilities rank alike.
+    Cut in two, the fold holding out one half learned from the other half alone, gave that article's
+    runs a lower probability of the outcome than the other articles' runs got from models fitted on
+    both halves, and the pooled probability that the passages do not state the answer ranked SQuAD's
+    unanswerable dev questions below the answerable ones (ROC AUC 0.12)."""
     cut = groups.astype(object)  # a fixed-width string array would truncate the longer names
     for outcome in (0, 1):
         for group, count in Counter(groups[y == outcome]).items():
             if count > MOST_OF_AN_OUTCOME * (y == outcome).sum():
                 inside = groups == group
-                cut[inside] = [f"{group} / {int(hashlib.md5(i.encode()).hexdigest(), 16) % 2}" for i in ids[inside]]
+                cut[inside] = [f"{group} / {int(hashlib.md5(i.encode()).hexdigest(), 16) % FOLDS}" for i in ids[inside]]
     return cut
 
 

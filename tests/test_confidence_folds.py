@@ -3,18 +3,19 @@
 import random
 
 import numpy as np
+from sklearn.metrics import roc_auc_score
 
 from deltaseek.metrics.calibration import expected_calibration_error
 from deltaseek.optimize import fit_confidence
 from deltaseek.optimize.confidence_folds import fold_groups, held_out_folds
 
 
-def test_a_group_holding_nearly_all_of_one_outcome_is_cut_in_two_and_the_others_stay_whole():
+def test_a_group_holding_nearly_all_of_one_outcome_is_cut_into_a_piece_a_fold_and_the_others_stay_whole():
     groups = np.array(["harbour"] * 40 + ["orchard"] * 40 + ["lighthouse"] * 40)
     ids = np.array([f"q{i}" for i in range(120)])
     y = np.array([1] * 40 + [0] * 80)  # every unanswerable question is of one article
     cut = fold_groups(groups, ids, y)
-    assert set(cut[:40]) == {"harbour / 0", "harbour / 1"} and list(cut[40:]) == list(groups[40:])
+    assert set(cut[:40]) == {f"harbour / {i}" for i in range(5)} and list(cut[40:]) == list(groups[40:])
     y[:10] = 0
     y[40:50] = 1  # three quarters of them in one article: it stays whole
     assert list(fold_groups(groups, ids, y)) == list(groups)
@@ -71,3 +72,19 @@ def test_the_fit_scores_an_article_by_a_model_fitted_on_the_others():
     assert max(river_agreeing) < 0.65  # learned on the mountain runs, where half were right
     assert expected_calibration_error(held, right) > expected_calibration_error(mixed_held, mixed_right) + 0.05
     assert model.metrics["held_out_ece"] == round(expected_calibration_error(held, right), 4)
+
+
+def test_held_out_probabilities_rank_the_outcome_above_the_rest_when_one_group_holds_it():
+    """One article holds every unanswerable question, and a signal tells them apart there; the
+    other articles' questions are answerable. Held out by the folds, the probability that a question
+    is unanswerable must still rank the unanswerable ones first: cut in two, that article's
+    questions were scored by models that had seen half as many, and ranked below the rest."""
+    rng = np.random.default_rng(0)
+    n = 600
+    groups = np.array(["harbour"] * 200 + [f"article {i % 8}" for i in range(400)])
+    y = np.array([int(i < 200 and i % 2 == 0) for i in range(n)])
+    x = np.zeros((n, len(fit_confidence.CONFIDENCE_SIGNALS)))
+    x[:, 0] = y + rng.normal(0, 1.0, n)  # the signal: higher for an unanswerable question
+    ids = np.array([f"q{i}" for i in range(n)])
+    _, held = fit_confidence.calibrated_linear(x, y, "sigmoid", 0, fold_groups(groups, ids, y))
+    assert roc_auc_score(y, held) > 0.7
