@@ -5,9 +5,9 @@
 Leaves one group of the fit runs out at a time, fits `optimize.fit_confidence.fit` on the rest and
 shows the held-out group's answers as the program would: a span the abstain margin sets aside taken as
 no answer, with the abstention's confidence. A group is a SQuAD article (the one article holding
-unanswerable questions is cut in two halves by a hash of the id, or no fit would see one; `--whole`
-keeps it whole) or a
-hash half of the other runs. Prints each group's calibration error and labels, then the pooled
+unanswerable questions is cut into five pieces by a hash of the id, as the fit's own folds cut it,
+or no fit would see one, and with halves each held-out half is scored by a model that saw the
+outcome half as often as the rest were; `--whole` keeps it whole) or a hash half of the other runs. Prints each group's calibration error and labels, then the pooled
 ones, for each regularization asked (`--c`).
 
 With `--bound`, it also chooses the `direct` bound on the pooled held-out answers (the least
@@ -24,9 +24,14 @@ import math
 
 from deltaseek.metrics.calibration import expected_calibration_error, is_right
 from deltaseek.optimize import abstain_margin, fit_confidence
+from deltaseek.optimize.confidence_folds import FOLDS
 from deltaseek.programs.agent.learned_reader.model import load_reader
 
 SQUAD_SOURCE = "../shared/data/squad2_train10/train-v2.0-first10.json"
+
+
+def piece(question_id: str) -> int:
+    return int(hashlib.md5(question_id.encode()).hexdigest(), 16) % FOLDS
 
 
 def half(question_id: str) -> int:
@@ -40,7 +45,7 @@ def grouped_runs(paths: list[str], whole: bool = False) -> list[dict]:
     titles = [row.get("group") or article.get(row["id"]) for row in rows]  # a run's own group, else its article
     with_unanswerable = {t for t, r in zip(titles, rows) if r["gold"]["answerability"] == "unlikely"}
     for title, row in zip(titles, rows):
-        row["group"] = (f"{title} {half(row['id'])}" if title in with_unanswerable and len(with_unanswerable) == 1
+        row["group"] = (f"{title} {piece(row['id'])}" if title in with_unanswerable and len(with_unanswerable) == 1
                         and not whole
                         else title or f"{row['source']} {half(row['id'])}")
     return rows
