@@ -7,7 +7,8 @@ shows the held-out group's answers as the program would: a span the abstain marg
 no answer, with the abstention's confidence. A group is a SQuAD article (the one article holding
 unanswerable questions is cut into five pieces by a hash of the id, as the fit's own folds cut it,
 or no fit would see one, and with halves each held-out half is scored by a model that saw the
-outcome half as often as the rest were; `--whole` keeps it whole) or a hash half of the other runs. Prints each group's calibration error and labels, then the pooled
+outcome half as often as the rest were; `--whole` keeps it whole) or a hash half of the other runs.
+Prints each group's calibration error and labels, then the pooled
 ones, for each regularization asked (`--c`).
 
 With `--bound`, it also chooses the `direct` bound on the pooled held-out answers (the least
