@@ -33,8 +33,13 @@ def fold_groups(groups: np.ndarray, ids: np.ndarray, y: np.ndarray) -> np.ndarra
         for group, count in Counter(groups[y == outcome]).items():
             if count > MOST_OF_AN_OUTCOME * (y == outcome).sum():
                 inside = groups == group
-                cut[inside] = [f"{group} / {int(hashlib.md5(i.encode()).hexdigest(), 16) % FOLDS}" for i in ids[inside]]
+                cut[inside] = [f"{group} / {id_piece(i, FOLDS)}" for i in ids[inside]]
     return cut
+
+
+def id_piece(question_id: str, pieces: int) -> int:
+    """Which of `pieces` a run falls in by a hash of its id: the same run, the same piece, in any order."""
+    return int(hashlib.md5(question_id.encode()).hexdigest(), 16) % pieces
 
 
 def held_out_folds(x: np.ndarray, y: np.ndarray, groups: np.ndarray | None, seed: int) -> list:

@@ -19,24 +19,15 @@ carried no group. A run's own `group`, where it has one, is its article.
 """
 
 import argparse
-import hashlib
 import json
 import math
 
 from deltaseek.metrics.calibration import expected_calibration_error, is_right
 from deltaseek.optimize import abstain_margin, fit_confidence
-from deltaseek.optimize.confidence_folds import FOLDS
+from deltaseek.optimize.confidence_folds import FOLDS, id_piece
 from deltaseek.programs.agent.learned_reader.model import load_reader
 
 SQUAD_SOURCE = "../shared/data/squad2_train10/train-v2.0-first10.json"
-
-
-def piece(question_id: str) -> int:
-    return int(hashlib.md5(question_id.encode()).hexdigest(), 16) % FOLDS
-
-
-def half(question_id: str) -> int:
-    return int(hashlib.md5(question_id.encode()).hexdigest(), 16) % 2
 
 
 def grouped_runs(paths: list[str], whole: bool = False) -> list[dict]:
@@ -46,9 +37,9 @@ def grouped_runs(paths: list[str], whole: bool = False) -> list[dict]:
     titles = [row.get("group") or article.get(row["id"]) for row in rows]  # a run's own group, else its article
     with_unanswerable = {t for t, r in zip(titles, rows) if r["gold"]["answerability"] == "unlikely"}
     for title, row in zip(titles, rows):
-        row["group"] = (f"{title} {piece(row['id'])}" if title in with_unanswerable and len(with_unanswerable) == 1
-                        and not whole
-                        else title or f"{row['source']} {half(row['id'])}")
+        cut = title in with_unanswerable and len(with_unanswerable) == 1 and not whole
+        row["group"] = (f"{title} {id_piece(row['id'], FOLDS)}" if cut
+                        else title or f"{row['source']} {id_piece(row['id'], 2)}")
     return rows
 
 
@@ -90,25 +81,39 @@ def main() -> None:
     rows = grouped_runs(args.runs, args.whole)
     for c in args.c or [fit_confidence.REGULARIZATION]:
         fit_confidence.REGULARIZATION = c
-        pooled, pooled_rows = [], []
         print(f"C = {c}")
-        for group in sorted({r["group"] for r in rows}):
-            held = [r for r in rows if r["group"] == group]
-            model, _, _ = fit_confidence.fit([r for r in rows if r["group"] != group])
-            results = [shown(model, r) for r in held]
-            print(f"  {group[:40]:40s} {figures(results, held)}")
-            pooled += results
-            pooled_rows += held
+        pooled, pooled_rows = held_out(rows, log=print)
         print(f"  {'pooled':40s} {figures(pooled, pooled_rows)}")
         if args.bound:
             save_bound(pooled, pooled_rows, args)
 
 
-def save_bound(pooled: list[tuple[float, bool, bool, bool]], rows: list[dict], args) -> None:
+def held_out(rows: list[dict], log=None) -> tuple[list[tuple[float, bool, bool, bool]], list[dict]]:
+    """Each group's runs as a fit on the other groups shows them (`shown`), pooled, with the runs in
+    the same order; `log` gets each group's figures."""
+    pooled, pooled_rows = [], []
+    for group in sorted({r["group"] for r in rows}):
+        held = [r for r in rows if r["group"] == group]
+        model, _, _ = fit_confidence.fit([r for r in rows if r["group"] != group])
+        results = [shown(model, r) for r in held]
+        if log:
+            log(f"  {group[:40]:40s} {figures(results, held)}")
+        pooled += results
+        pooled_rows += held
+    return pooled, pooled_rows
+
+
+def held_out_bound(pooled: list[tuple[float, bool, bool, bool]], rows: list[dict],
+                   precision: float) -> tuple[float, list[bool]]:
+    """The `direct` bound chosen on the pooled held-out answers, and whether each answer at or above it was right."""
     answers = [(confidence, right) for (confidence, right, abstained, _), row in zip(pooled, rows)
                if not abstained and row.get("answerability") != "proxy_only"]
-    bound = fit_confidence.direct_bound([c for c, _ in answers], [r for _, r in answers], args.direct_precision)
-    above = [r for c, r in answers if c >= bound]
+    bound = fit_confidence.direct_bound([c for c, _ in answers], [r for _, r in answers], precision)
+    return bound, [r for c, r in answers if c >= bound]
+
+
+def save_bound(pooled: list[tuple[float, bool, bool, bool]], rows: list[dict], args) -> None:
+    bound, above = held_out_bound(pooled, rows, args.direct_precision)
     held_out = {"direct_bound": round(bound, 4), "direct_share": round(len(above) / len(rows), 4),
                 "direct_right": round(sum(above) / max(1, len(above)), 4), "groups": len({r["group"] for r in rows})}
     print(f"  direct bound, one group held out at a time: {held_out}")

@@ -33,7 +33,7 @@ from deltaseek.optimize.results_file import numbered_rows
 from deltaseek.programs.agent.learned_reader.model import load_reader
 
 sys.path.insert(0, str(Path(__file__).parent))
-from confidence_held_out_articles import figures, grouped_runs, shown  # noqa: E402
+from confidence_held_out_articles import figures, grouped_runs, held_out, held_out_bound, shown  # noqa: E402
 
 SIGNAL = "adapter_question_surprise"
 
@@ -49,20 +49,8 @@ def scored_runs(path: str) -> list[dict]:
             if not row.get("error") and isinstance(row.get("confidence_signals"), dict)]
 
 
-def held_out(rows: list[dict]) -> tuple[list, list]:
-    pooled, pooled_rows = [], []
-    for group in sorted({r["group"] for r in rows}):
-        held = [r for r in rows if r["group"] == group]
-        model, _, _ = fit_confidence.fit([r for r in rows if r["group"] != group])
-        pooled += [shown(model, r) for r in held]
-        pooled_rows += held
-    return pooled, pooled_rows
-
-
 def bound_by_group(pooled: list, rows: list[dict]) -> float:
-    answers = [(c, right) for (c, right, abstained, _), row in zip(pooled, rows)
-               if not abstained and row.get("answerability") != "proxy_only"]
-    return math.floor(fit_confidence.direct_bound([c for c, _ in answers], [r for _, r in answers], 0.75) * 1e4) / 1e4
+    return math.floor(held_out_bound(pooled, rows, 0.75)[0] * 1e4) / 1e4
 
 
 def outcomes(model, rows: list[dict]) -> dict[str, np.ndarray]:
