@@ -156,6 +156,23 @@ def test_the_fit_learns_how_often_an_abstention_is_right_from_the_unanswerable_q
     assert fit_confidence.fit(synthetic_runs(200))[0].abstention_probability({"question_near_answer": 0.0}) == 0.0
 
 
+def test_the_questions_surprise_is_weighed_for_whether_the_passages_answer_not_for_the_answer():
+    rng = random.Random(2)
+    rows = synthetic_runs(600)
+    for row in rows:  # a surprised adapter: the passages were not written for the question, or the answer is wrong
+        unanswerable = rng.random() < 1 / 3
+        row["gold"] = {"answerability": "unlikely" if unanswerable else "direct"}
+        row["scores"]["token_f1"] *= not unanswerable
+        surprised = unanswerable or not row["scores"]["token_f1"]
+        row["confidence_signals"]["adapter_question_surprise"] = rng.gauss(3.6 if surprised else 2.6, 0.4)
+    model, _, _ = fit_confidence.fit(rows)
+    assert model.linear.weights["adapter_question_surprise"] == 0.0
+    assert model.unanswerable.linear.weights["adapter_question_surprise"] > 0.5
+    calm, surprised = (model.abstention_probability({"origin_extracted": 1.0, "adapter_question_surprise": v})
+                       for v in (2.6, 3.6))
+    assert surprised > calm + 0.2
+
+
 def test_fitting_refuses_test_runs_with_the_file_and_line(tmp_path):
     runs = tmp_path / "runs.jsonl"
     rows = synthetic_runs(3)

@@ -5,8 +5,9 @@ the repository root.)
 
 FIT_RUNS are `deltaseek evaluate --abstain-margin 1` runs of the confidence fit's questions (every
 SQuAD dev question, every HotpotQA train and dev question: `confidence_fit_sets.py`), made by a
-program that records `adapter_question_surprise`. The confidence model is fitted twice on them:
-with the signal, and with it taken out of every run (the fit it would have been). For each, one
+program that records `adapter_question_surprise`. The confidence model is fitted three times on
+them: with the signal taken out of every run (the fit it would have been), with it, and with it
+weighed by the model of whether the passages state the answer alone. For each, one
 group (article) held out at a time, as `confidence_held_out_articles.py` does: the held-out
 answers as the program would show them, pooled.
 
@@ -14,8 +15,9 @@ SCORED_RUNS are runs of the scored questions made the same way (every span answe
 recorded), so any confidence model's answers can be taken again from them: a span its margin sets
 aside is an abstention. They are shown under the shipped model, and under each refit (fitted on
 every fit run, its `direct` bound chosen with one group held out at a time), with paired 95%
-intervals against the shipped one. With `--reader OUT`, the refit with the signal is written into a
-copy of the shipped reader there.
+intervals against the shipped one. With `--reader OUT`, the refit with the signal weighed by the
+no-answer model alone (`fit_confidence.ANSWER_LEAVES_OUT`) is written into a copy of the shipped
+reader there.
 """
 
 import argparse
@@ -36,6 +38,8 @@ sys.path.insert(0, str(Path(__file__).parent))
 from confidence_held_out_articles import figures, grouped_runs, held_out, held_out_bound, shown  # noqa: E402
 
 SIGNAL = "adapter_question_surprise"
+SHIPPED = "with the signal in the no-answer model only"
+"""The variant `--reader` writes: the one the rule fixed before its fit shipped."""
 
 
 def without_signal(rows: list[dict]) -> list[dict]:
@@ -97,7 +101,10 @@ def main() -> None:
     rows = grouped_runs(args.fit)
     shipped = load_reader("programs/compiled/reader.json")
     models = {}
-    for name, fit_rows in (("without the signal", without_signal(rows)), ("with the signal", rows)):
+    variants = (("without the signal", without_signal(rows), ()), ("with the signal", rows, ()),
+                (SHIPPED, rows, (SIGNAL,)))
+    for name, fit_rows, answer_leaves_out in variants:
+        fit_confidence.ANSWER_LEAVES_OUT = answer_leaves_out
         pooled, pooled_rows = held_out(fit_rows)
         print(f"{name}, one group held out at a time: {figures(pooled, pooled_rows)}")
         squad = [i for i, r in enumerate(pooled_rows) if "squad" in Path(r["source"]).name]
@@ -115,7 +122,7 @@ def main() -> None:
             print(f"  refit {name}: {scored_figures(after, scored)}")
             print(f"    against the shipped model: {compare(before, after, scored)}")
     if args.reader:
-        model = models["with the signal"]
+        model = models[SHIPPED]
         fit_confidence.save_with_reader(shipped, model.model_copy(update={"fitted_on": {
             "runs": args.fit, "command": "python docs/experiments/question_surprise_fit.py --fit " + " ".join(args.fit),
             "direct_bound": "one group held out at a time"}}), args.reader)
