@@ -7,8 +7,8 @@ The runs are `deltaseek evaluate --abstain-margin 1 --out` files of held-out que
 the test split): each row holds the run's `confidence_signals` and its scores, and every span the
 reader read was answered (none set aside, doubted ones shown), so each one's score is known. A
 logistic regression (scikit-learn) learns from the signals of the runs that answered whether the
-answer was right, and another from every run whether the passages state the answer at all (how
-often an abstention is right); Platt's sigmoid (or an isotonic regression), fitted on their
+answer was right (less those `ANSWER_LEAVES_OUT` names), and another from every run whether the
+passages state the answer at all (how often an abstention is right); Platt's sigmoid (or an isotonic regression), fitted on their
 out-of-fold probabilities (five folds, each run's `group` held out whole: an article's questions
 are never scored by a model fitted on its other questions), makes them calibrated. The `direct`
 bound is the least confidence at which the out-of-fold answers labelled direct were right at
@@ -42,6 +42,7 @@ REGULARIZATION = 0.5
 (`docs/experiments/confidence_held_out_articles.py`), the pooled calibration error hardly moves
 with it: 0.082 at 0.2, 0.069 at 0.5, 0.066 at 2."""
 MIN_RUNS = 40
+"""Fewer runs than this fit no model worth its calibration (a bin of ten holds four answers)."""
 ANSWER_LEAVES_OUT: tuple[str, ...] = ("adapter_question_surprise",)
 """Signals the answer's model (whether the answer shown is right, which decides `direct`) does not
 weigh; the model of whether the passages state the answer weighs every signal. The adapter's
@@ -50,7 +51,6 @@ answer too, it raised two-hop answers to `direct` that were wrong half the time 
 article: `direct` right 69% against 73% without it), while in the no-answer model alone it raised
 abstention on unanswerable dev questions from 34% to 39% at the same false abstention
 (`docs/experiments/question_surprise_fit.py`)."""
-"""Fewer runs than this fit no model worth its calibration (a bin of ten holds four answers)."""
 
 
 def read_runs(paths: list[str]) -> list[dict]:
