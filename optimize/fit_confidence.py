@@ -8,9 +8,10 @@ the test split): each row holds the run's `confidence_signals` and its scores, a
 reader read was answered (none set aside, doubted ones shown), so each one's score is known. A
 logistic regression (scikit-learn) learns from the signals of the runs that answered whether the
 answer was right (less those `ANSWER_LEAVES_OUT` names), and another from every run whether the
-passages state the answer at all (how often an abstention is right); Platt's sigmoid (or an isotonic regression), fitted on their
-out-of-fold probabilities (five folds, each run's `group` held out whole: an article's questions
-are never scored by a model fitted on its other questions), makes them calibrated. The `direct`
+passages state the answer at all (how often an abstention is right); Platt's sigmoid (or an
+isotonic regression), fitted on their out-of-fold probabilities (five folds, each run's `group`
+held out whole: an article's questions are never scored by a model fitted on its other
+questions), makes them calibrated. The `direct`
 bound is the least confidence at which the out-of-fold answers labelled direct were right at
 least `--direct-precision` of the time; the abstain margin the lowest whose false abstention stays
 within `--max-false-abstention`. The report gives the out-of-fold reliability table and ECE.
