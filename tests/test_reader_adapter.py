@@ -23,7 +23,7 @@ from deltaseek.programs.agent.learned_reader.questions import expected_answer_ty
 from deltaseek.programs.agent.learned_reader.span_checks import span_failure
 from deltaseek.programs.agent.scratchpad import Fact
 from deltaseek.programs.lm import find_smollm2_gguf
-from tests.tiny_model import write_tiny_llama_gguf
+from tests.tiny_model import lora_tensors, write_tiny_llama_gguf
 
 TINY_SHAPE = BaseShape("llama", 4, 2)
 MILL = [Fact(source="orla", title="Orla mill", step=1,
@@ -36,20 +36,6 @@ MILL = [Fact(source="orla", title="Orla mill", step=1,
 @pytest.fixture(scope="module")
 def tiny_base(tmp_path_factory) -> Path:
     return write_tiny_llama_gguf(tmp_path_factory.mktemp("adapter-base") / "tiny.gguf")
-
-
-def lora_tensors(rank: int, seed: int = 0) -> dict[str, np.ndarray]:
-    """peft's LoRA tensors for the tiny llama's one layer (64 wide, 128 in the MLP, 32 for keys)."""
-    rng = np.random.default_rng(seed)
-    sizes = {"self_attn.q_proj": (64, 64), "self_attn.k_proj": (64, 32), "self_attn.v_proj": (64, 32),
-             "self_attn.o_proj": (64, 64), "mlp.gate_proj": (64, 128), "mlp.up_proj": (64, 128),
-             "mlp.down_proj": (128, 64)}
-    tensors = {}
-    for name, (inputs, outputs) in sizes.items():
-        key = f"base_model.model.model.layers.0.{name}"
-        tensors[f"{key}.lora_A.default.weight"] = rng.standard_normal((rank, inputs)).astype(np.float32) * 0.1
-        tensors[f"{key}.lora_B.default.weight"] = rng.standard_normal((outputs, rank)).astype(np.float32) * 0.1
-    return tensors
 
 
 def written(tmp_path: Path, base: Path, rank: int = 4, info_rank: int | None = None, name: str = "a.gguf") -> Path:

@@ -65,7 +65,7 @@ def test_a_copy_is_built_once_and_a_changed_base_gets_its_own(four_bit_base, mon
     first = q8_copy(four_bit_base)
     q8_copy.cache_clear()
     built = []
-    monkeypatch.setattr(reading_copy, "write_q8_copy", lambda reader, target: built.append(target) or target)
+    monkeypatch.setattr(reading_copy, "write_reading_copy", lambda reader, target: built.append(target) or target)
     assert q8_copy(four_bit_base) == first and not built
     q8_copy.cache_clear()
     stat = four_bit_base.stat()
@@ -87,7 +87,7 @@ def test_where_no_copy_can_be_written_the_reader_reads_on_the_base(four_bit_base
     def disk_full(reader, target):
         raise OSError(28, "No space left on device")
 
-    monkeypatch.setattr(reading_copy, "write_q8_copy", disk_full)
+    monkeypatch.setattr(reading_copy, "write_reading_copy", disk_full)
     monkeypatch.setenv("DELTASEEK_CACHE", str(tmp_path / "full"))
     assert q8_copy(four_bit_base) == four_bit_base
     warnings = capsys.readouterr().err.splitlines()

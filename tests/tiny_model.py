@@ -63,3 +63,17 @@ def write_tiny_llama_gguf(path: Path, n_embd: int = 64, n_ff: int = 128, n_head:
     writer.write_tensors_to_file()
     writer.close()
     return path
+
+
+def lora_tensors(rank: int, seed: int = 0) -> dict[str, np.ndarray]:
+    """peft's LoRA tensors for the tiny llama's one layer (64 wide, 128 in the MLP, 32 for keys)."""
+    rng = np.random.default_rng(seed)
+    sizes = {"self_attn.q_proj": (64, 64), "self_attn.k_proj": (64, 32), "self_attn.v_proj": (64, 32),
+             "self_attn.o_proj": (64, 64), "mlp.gate_proj": (64, 128), "mlp.up_proj": (64, 128),
+             "mlp.down_proj": (128, 64)}
+    tensors = {}
+    for name, (inputs, outputs) in sizes.items():
+        key = f"base_model.model.model.layers.0.{name}"
+        tensors[f"{key}.lora_A.default.weight"] = rng.standard_normal((rank, inputs)).astype(np.float32) * 0.1
+        tensors[f"{key}.lora_B.default.weight"] = rng.standard_normal((outputs, rank)).astype(np.float32) * 0.1
+    return tensors
