@@ -68,11 +68,11 @@ def test_the_reader_reads_the_same_on_the_folded_copy_and_where_none_can_be_writ
     adapter = adapter_of(four_bit_base, tmp_path)
     reader = ReaderAdapter(adapter, four_bit_base)
     folded = reader.read(QUESTION, CHAPEL, bound=1.01)
-    assert Path(reader._model().model_path) == adapted_copy(four_bit_base, adapter)
+    assert reader.weights() == {"model_path": str(adapted_copy(four_bit_base, adapter))}
     monkeypatch.setattr(adapter_module, "adapted_copy", lambda base, path: None)
     applier = ReaderAdapter(adapter, four_bit_base)
     applied = applier.read(QUESTION, CHAPEL, bound=1.01)
-    assert Path(applier._model().model_path) == q8_copy(four_bit_base)
+    assert (applier.weights()["model_path"], applier.weights()["lora_path"]) == (str(four_bit_base), str(adapter))
     assert folded.span == applied.span and folded.span in best_sentences(QUESTION, CHAPEL).text
     assert abs(folded.doubt - applied.doubt) < 0.02
     assert abs(folded.question_surprise - applied.question_surprise) < 0.02
@@ -91,7 +91,9 @@ def test_where_no_folded_copy_can_be_written_the_reader_is_told_so(four_bit_base
     monkeypatch.setattr(reading_copy, "write_reading_copy", disk_full)
     assert adapted_copy(four_bit_base, adapter_of(four_bit_base, tmp_path)) is None
     warnings = capsys.readouterr().err.splitlines()
-    assert len(warnings) == 2 and warnings[1].endswith("the reader applies its adapter as it reads, slower")
+    assert len(warnings) == 2 and "the reader's copy of the model with its adapter folded in could not" in warnings[0]
+    assert warnings[1].endswith("the reader applies its adapter to tiny-q4_1.gguf as it reads, slower, its readings "
+                                "a little different")
 
 
 def test_the_question_surprise_is_read_from_the_questions_own_positions_alone(four_bit_base):
@@ -111,3 +113,4 @@ def test_the_question_surprise_is_read_from_the_questions_own_positions_alone(fo
         question_surprise(every.scores[kept.start:kept.stop], tokens[asked.start:asked.stop]), abs=1e-3)
     last = np.ctypeslib.as_array(llama_cpp.llama_get_logits_ith(some.ctx, -1), shape=(some.n_vocab(),))
     assert np.allclose(last, every.scores[len(tokens) - 1], atol=1e-3) and some.n_tokens == len(tokens)
+

@@ -59,7 +59,7 @@ def q8_copy(base: str | Path) -> Path:
     reader = GGUFReader(base)
     if not requantized_tensors(reader):
         return base
-    return kept_copy(target, lambda path: write_reading_copy(reader, path),
+    return kept_copy(target, lambda path: write_reading_copy(reader, path), "the reader's 8-bit copy of the model",
                      f"the reader reads on {base.name} itself, slower, its readings a little different") or base
 
 
@@ -68,7 +68,7 @@ def adapted_copy(base: str | Path, adapter: str | Path) -> Path | None:
     """The copy of `base` the reader adapter reads on: the LoRA `adapter` folded into the matrices it
     changes (W + alpha/rank B A, stored in 16 bits: `changed_type`), the others as `q8_copy` has
     them; built on first use, None where it cannot be written, and the reader applies the adapter
-    as it reads (llama.cpp's `lora_path`, slower). The copies of other adapters of the same base
+    to the base as it reads (llama.cpp's `lora_path`, slower). The copies of other adapters of the same base
     beyond the `ADAPTED_COPIES_KEPT` last used are removed: each fine-tune writes a new adapter."""
     base, adapter = Path(base), Path(adapter)
     target = reading_copy_dir() / f"{file_stamp(base)}+{file_stamp(adapter)}.adapted.gguf"
@@ -79,7 +79,9 @@ def adapted_copy(base: str | Path, adapter: str | Path) -> Path | None:
 
     reader, deltas = GGUFReader(base), lora_deltas(adapter)
     found = kept_copy(target, lambda path: write_reading_copy(reader, path, deltas),
-                      "the reader applies its adapter as it reads, slower")
+                      "the reader's copy of the model with its adapter folded in",
+                      f"the reader applies its adapter to {base.name} as it reads, slower, "
+                      "its readings a little different")
     for stale in sorted(reading_copy_dir().glob(f"{file_stamp(base)}+*.adapted.gguf"),
                         key=lambda path: -path.stat().st_mtime)[ADAPTED_COPIES_KEPT:]:
         stale.unlink(missing_ok=True)
@@ -92,14 +94,14 @@ def file_stamp(path: Path) -> str:
     return f"{path.stem}.{stat.st_size}-{stat.st_mtime_ns}"
 
 
-def kept_copy(target: Path, write, otherwise: str) -> Path | None:
+def kept_copy(target: Path, write, what: str, otherwise: str) -> Path | None:
     """`write(path)` at `target`, in the cache; where that folder cannot be written, in a temporary
-    folder for this process, with a warning; where neither can, None, warning what happens
-    `otherwise`."""
+    folder for this process, with a warning naming `what` is written; where neither can, None,
+    warning what happens `otherwise`."""
     try:
         return write(target)
     except OSError as error:
-        warn(f"the reader's 8-bit copy of the model could not be kept in {target.parent} ({error.strerror or error})")
+        warn(f"{what} could not be kept in {target.parent} ({error.strerror or error})")
     try:  # a copy for this process alone: the same readings, built again next time
         folder = Path(tempfile.mkdtemp(prefix="deltaseek-q8_0-"))
         atexit.register(shutil.rmtree, folder, ignore_errors=True)

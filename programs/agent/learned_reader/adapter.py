@@ -2,7 +2,7 @@
 sentences of the facts with a span of them or "not stated".
 
 No torch at run time: llama-cpp-python loads a copy of the base model with the adapter folded into
-its matrices (`reading_copy.adapted_copy`; where none can be written, the 8-bit copy with llama.cpp
+its matrices (`reading_copy.adapted_copy`; where none can be written, the base with llama.cpp
 applying the adapter, `lora_path`) in a context of its own, so the agent's model is never changed.
 Decoding is greedy and held to the passage: each token taken is the likeliest one that keeps the
 answer a piece of the sentences shown, so the answer is always a span the facts write. Where the
@@ -26,7 +26,7 @@ from scipy.special import log_softmax
 from deltaseek.programs.agent.learned_reader.adapter_file import AdapterInfo, read_adapter_info
 from deltaseek.programs.agent.learned_reader.prompt import NOT_STATED, Passage, best_sentences, reader_prompt
 from deltaseek.programs.lm.gguf_file import find_smollm2_gguf
-from deltaseek.programs.lm.reading_copy import adapted_copy, q8_copy
+from deltaseek.programs.lm.reading_copy import adapted_copy
 
 MAX_ANSWER_TOKENS = 16
 ADAPTER_CONTEXT = 1024
@@ -77,12 +77,15 @@ class ReaderAdapter:
             from deltaseek.programs.lm.llamacpp import default_threads, import_llama_cpp
 
             generate, batch = default_threads()
-            adapted = adapted_copy(self.base, self.path)
-            weights = {"model_path": str(adapted)} if adapted else {"model_path": str(q8_copy(self.base)),
-                                                                     "lora_path": str(self.path)}
-            self._llama = import_llama_cpp().Llama(**weights, n_ctx=ADAPTER_CONTEXT, n_batch=ADAPTER_CONTEXT,
+            self._llama = import_llama_cpp().Llama(**self.weights(), n_ctx=ADAPTER_CONTEXT, n_batch=ADAPTER_CONTEXT,
                                                    n_threads=generate, n_threads_batch=batch, verbose=False, seed=0)
         return self._llama
+
+    def weights(self) -> dict[str, str]:
+        """What llama.cpp loads: the copy with the adapter folded in; where none can be written, the
+        base, with llama.cpp applying the adapter as it reads."""
+        adapted = adapted_copy(self.base, self.path)
+        return {"model_path": str(adapted)} if adapted else {"model_path": str(self.base), "lora_path": str(self.path)}
 
     def read(self, question: str, facts: list, bound: float | None = None) -> AdapterReading | None:
         """The adapter's answer from the best sentences of `facts`, None when there are none: "not
