@@ -87,6 +87,18 @@ def test_only_the_last_used_folded_copies_of_a_base_are_kept(four_bit_base, tmp_
     assert set(reading_copy.reading_copy_dir().glob("*+*.adapted*.gguf")) == {first, third} and not second.exists()
 
 
+def test_a_folded_copy_in_a_cache_it_cannot_touch_is_read_all_the_same(four_bit_base, tmp_path, monkeypatch):
+    adapter = adapter_of(four_bit_base, tmp_path)
+    built = adapted_copy(four_bit_base, adapter)
+    adapted_copy.cache_clear()
+
+    def read_only(path, *args, **kwargs):
+        raise PermissionError(13, "Read-only file system")
+
+    monkeypatch.setattr(Path, "touch", read_only)
+    assert adapted_copy(four_bit_base, adapter) == built
+
+
 def test_where_no_folded_copy_can_be_written_the_reader_is_told_so(four_bit_base, tmp_path, monkeypatch, capsys):
     def disk_full(reader, target, deltas=None):
         raise OSError(28, "No space left on device")

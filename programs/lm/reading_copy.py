@@ -24,6 +24,7 @@ applies the adapter as it reads: a copy saves time, it never stops a run.
 from __future__ import annotations
 
 import atexit
+import contextlib
 import functools
 import shutil
 import sys
@@ -73,7 +74,8 @@ def adapted_copy(base: str | Path, adapter: str | Path) -> Path | None:
     base, adapter = Path(base), Path(adapter)
     target = reading_copy_dir() / f"{file_stamp(base)}+{file_stamp(adapter)}.adapted-q8_0.gguf"
     if target.is_file():
-        target.touch()  # last used: kept before the others
+        with contextlib.suppress(OSError):  # a cache folder shared read-only: the copy is still read
+            target.touch()  # last used: kept before the others
         return target
     from gguf import GGUFReader
 
