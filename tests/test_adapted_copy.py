@@ -128,4 +128,3 @@ def test_the_question_surprise_is_read_from_the_questions_own_positions_alone(fo
         question_surprise(every.scores[kept.start:kept.stop], tokens[asked.start:asked.stop]), abs=1e-3)
     last = np.ctypeslib.as_array(llama_cpp.llama_get_logits_ith(some.ctx, -1), shape=(some.n_vocab(),))
     assert np.allclose(last, every.scores[len(tokens) - 1], atol=1e-3) and some.n_tokens == len(tokens)
-

@@ -5,8 +5,8 @@
     python docs/experiments/adapter_folding.py dev [--torch]  # 160 dev questions, each way (and torch's)
 
 `dev` reads the shipped adapter's dev sample (`train_adapter.dev_sample`) three ways in one
-process: llama.cpp applying the adapter to the 8-bit copy, folded in 8 bits, folded in 16 bits
-(shipped); `--torch` adds the adapter in torch on the dequantized base, as it was trained (the
+process: llama.cpp applying the adapter to the 8-bit copy, folded in 8 bits (shipped), folded in
+16 bits; `--torch` adds the adapter in torch on the dequantized base, as it was trained (the
 `train` extra; greedy, not held to the passage, 10 minutes on 2 cores), and each way's distance
 from it. Figures: docs/experiments/2026-11-29-the-adapter-folded-into-the-reading-copy.md.
 """
@@ -38,12 +38,16 @@ ADAPTER = Path(__file__).resolve().parents[2] / "programs" / "compiled" / "reade
 SQUAD = Path(__file__).resolve().parents[2] / "datasets" / "squad2_articles.jsonl"
 
 
-def eight_bit_fold(base: Path) -> Path:
-    """The adapter folded in, its matrices stored in 8 bits: the copy not shipped."""
+def sixteen_bit_fold(base: Path) -> Path:
+    """The adapter folded in, its changed matrices stored in 16 bits: the copy first shipped, then
+    replaced by the 8-bit one (`reading_copy.changed_type`)."""
     from gguf import GGMLQuantizationType, GGUFReader
 
-    target = Path(tempfile.mkdtemp(prefix="fold-q8-")) / "folded-q8_0.gguf"
-    with mock.patch.object(reading_copy, "changed_type", lambda tensor, folded: GGMLQuantizationType.Q8_0):
+    def sixteen_bits(tensor):
+        return GGMLQuantizationType.F32 if tensor.tensor_type == GGMLQuantizationType.F32 else GGMLQuantizationType.F16
+
+    target = Path(tempfile.mkdtemp(prefix="fold-f16-")) / "folded-f16.gguf"
+    with mock.patch.object(reading_copy, "changed_type", sixteen_bits):
         return reading_copy.write_reading_copy(GGUFReader(base), target, reading_copy.lora_deltas(ADAPTER))
 
 
@@ -118,8 +122,8 @@ def dev_readings(with_torch: bool) -> None:
     dev = dev_sample(dataset_examples([str(SQUAD)])["dev"])
     reference = torch_readings(dev) if with_torch else None
     base = find_smollm2_gguf()
-    ways = {"applied to the 8-bit copy": None, "folded, 8-bit": eight_bit_fold(base),
-            "folded, 16-bit": reading_copy.adapted_copy(base, ADAPTER)}
+    ways = {"applied to the 8-bit copy": None, "folded, 8-bit (shipped)": reading_copy.adapted_copy(base, ADAPTER),
+            "folded, 16-bit": sixteen_bit_fold(base)}
     before = None
     for name, weights in ways.items():
         reader, rows, seconds = reader_on(weights), [], []

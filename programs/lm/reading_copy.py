@@ -69,8 +69,9 @@ def adapted_copy(base: str | Path, adapter: str | Path) -> Path | None:
     """The copy of `base` the reader adapter reads on: the LoRA `adapter` folded into the matrices it
     changes (W + alpha/rank B A, stored in 8 bits: `changed_type`), the others as `q8_copy` has
     them; built on first use, None where it cannot be written, and the reader applies the adapter
-    to the base as it reads (llama.cpp's `lora_path`, slower). The copies of other adapters of the same base
-    beyond the `ADAPTED_COPIES_KEPT` last used are removed: each fine-tune writes a new adapter."""
+    to the base as it reads (llama.cpp's `lora_path`, slower). The copies of other adapters of the
+    same base beyond the `ADAPTED_COPIES_KEPT` last used are removed: each fine-tune writes a new
+    adapter."""
     base, adapter = Path(base), Path(adapter)
     target = reading_copy_dir() / f"{file_stamp(base)}+{file_stamp(adapter)}.adapted-q8_0.gguf"
     if target.is_file():
