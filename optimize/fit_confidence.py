@@ -105,7 +105,11 @@ def fit(rows: list[dict], direct_precision: float = 0.75, max_false_abstention: 
     held = no_answer_held.copy()  # an abstention's confidence; a run that answered, its answer's
     held[~abstaining] = answer_held
     answers = [i for i, row in enumerate(rows) if not abstaining[i] and row.get("answerability") != "proxy_only"]
-    bound = direct_bound([held[i] for i in answers], [bool(right[i]) for i in answers], direct_precision)
+    # The confidence is a calibrated probability, so the bound is the precision asked itself: an answer
+    # below it is, by the program's own estimate, right less often than `direct` says. The least bound
+    # at which these held-out answers reached the precision sits lower and fell short on articles left out.
+    bound = direct_precision
+    least = direct_bound([held[i] for i in answers], [bool(right[i]) for i in answers], direct_precision)
     labelled = [i for i in answers if held[i] >= bound]
     margin, abstentions = abstain_margin(rows, list(held), list(no_answer_held), max_false_abstention)
     aside = set_aside(rows, list(held), list(no_answer_held), margin)
@@ -115,6 +119,7 @@ def fit(rows: list[dict], direct_precision: float = 0.75, max_false_abstention: 
                    list(shown), list(map(bool, shown_right)))), 4),
                "direct_share": round(len(labelled) / len(rows), 4),
                "direct_right": round(float(np.mean([right[i] for i in labelled])), 4) if labelled else 0.0,
+               "least_direct_bound": round(least, 4),
                **abstentions, "trade_off": trade_off(rows, list(held), list(no_answer_held))}
     profiles = {run_profile(row) for row in rows}
     if len(profiles) > 1:
@@ -181,13 +186,13 @@ def fit_into(program, rows: list[dict], where: str) -> dict[str, float]:
 
 
 def direct_said(model: ConfidenceModel) -> str:
-    """The `direct` bound as the fit's report says it; where no bound was reached, that nothing will
-    be labelled direct (a bound of 1.0 reads as a setting, not as that)."""
+    """The `direct` bound as the fit's report says it, beside the least bound the held-out answers
+    would have allowed; where no held-out answer reached it, that nothing will be labelled direct."""
     if not model.metrics["direct_share"]:
-        return ("no answer will be labelled direct: at no confidence were the held-out answers at or above it "
-                "right often enough")
+        return f"no answer will be labelled direct: no held-out answer's confidence reached {model.direct_bound}"
     return (f"direct at confidence >= {model.direct_bound}, {model.metrics['direct_share']:.0%} of the questions, "
-            f"{model.metrics['direct_right']:.0%} of them right")
+            f"{model.metrics['direct_right']:.0%} of them right (held out, the least bound reaching "
+            f"{model.direct_precision:.0%} right: {model.metrics.get('least_direct_bound')})")
 
 
 def numeric_figures(model: ConfidenceModel) -> dict[str, float]:
@@ -263,7 +268,8 @@ def main(argv: list[str] | None = None) -> int:
                         help="the false abstention the abstain margin may reach on the runs of sets holding "
                              "unanswerable questions (default 0.20)")
     parser.add_argument("--direct-precision", type=float, default=0.75,
-                        help="the share of direct answers that must be right on these runs (default 0.75)")
+                        help="the least confidence labelled direct: the share of direct answers that should be right "
+                             "(default 0.75)")
     args = parser.parse_args(argv)
     try:
         reader = load_reader(args.reader)

@@ -208,7 +208,21 @@ def test_the_fit_says_when_no_answer_will_be_labelled_direct(tmp_path, capsys):
         row["scores"]["token_f1"] = float(i % 2)
     saved = reader_from_dict(fit_command(tmp_path, rows), "reader.json").confidence
     assert "no answer will be labelled direct" in capsys.readouterr().out
-    assert saved.metrics["direct_share"] == 0 and saved.direct_bound == 1.0
+    assert saved.metrics["direct_share"] == 0 and saved.direct_bound == 0.75
+
+
+def test_an_answer_less_likely_right_than_direct_says_is_not_direct_though_the_pooled_share_would_allow_it():
+    rows = synthetic_runs(600)
+    rng = random.Random(1)
+    for row in rows:  # a middle kind, right seven times in ten: pooled with the best, still above 75%
+        if row["confidence_signals"].get("answer_is_read_span") == 0.0 and rng.random() < 0.5:
+            row["confidence_signals"]["model_agrees_reader"] = 1.0
+            row["scores"]["token_f1"] = float(rng.random() < 0.7)
+    model, _, _ = fit_confidence.fit(rows, direct_precision=0.75)
+    middle = model.probability({"origin_extracted": 1.0, "model_agrees_reader": 1.0})
+    assert middle < 0.75 <= model.probability({"origin_extracted": 1.0, "answer_is_read_span": 1.0})
+    assert model.direct_bound == 0.75 and model.metrics["least_direct_bound"] <= middle
+    assert model.metrics["direct_right"] >= 0.75
 
 
 def test_reliability_bins_and_calibration_error_by_hand():

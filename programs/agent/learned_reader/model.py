@@ -118,8 +118,8 @@ class ConfidenceModel(CalibratedLinear):
     """The probability that an answer shown is right (its own linear model and map, fitted on the
     runs that answered), and that the passages do not state the answer (`unanswerable`, fitted on
     every run): an abstention is right as often as that. `direct_bound` is the least confidence
-    labelled `direct`, chosen on dev so that the answers labelled so were right at least
-    `direct_precision` of the time."""
+    labelled `direct`: `direct_precision` itself, the share of `direct` answers meant to be right, for
+    the confidence is calibrated on dev (an answer below it is, by that estimate, right less often)."""
 
     direct_bound: float = Field(ge=0.0, le=1.0)
     direct_precision: float = Field(0.75, ge=0.0, le=1.0)
