@@ -16,7 +16,7 @@ from deltaseek.programs.agent.learned_reader.adapter_file import AdapterInfo, Ba
 from deltaseek.programs.agent.learned_reader.prompt import best_sentences, reader_prompt
 from deltaseek.programs.agent.scratchpad import Fact
 from deltaseek.programs.lm import reading_copy
-from deltaseek.programs.lm.llamacpp import import_llama_cpp
+from deltaseek.programs.lm.llamacpp import default_threads, import_llama_cpp
 from deltaseek.programs.lm.reading_copy import adapted_copy, q8_copy
 from tests.tiny_model import lora_tensors, write_tiny_llama_gguf
 
@@ -69,10 +69,13 @@ def test_the_reader_reads_the_same_on_the_folded_copy_and_where_none_can_be_writ
     reader = ReaderAdapter(adapter, four_bit_base)
     folded = reader.read(QUESTION, CHAPEL, bound=1.01)
     assert reader.weights() == {"model_path": str(adapted_copy(four_bit_base, adapter))}
+    generate, batch = default_threads()  # the folded copy writes on every thread; the LoRA applied, on the agent's
+    assert reader.llama_settings()["n_threads"] == batch
     monkeypatch.setattr(adapter_module, "adapted_copy", lambda base, path: None)
     applier = ReaderAdapter(adapter, four_bit_base)
     applied = applier.read(QUESTION, CHAPEL, bound=1.01)
     assert (applier.weights()["model_path"], applier.weights()["lora_path"]) == (str(four_bit_base), str(adapter))
+    assert applier.llama_settings()["n_threads"] == generate
     assert folded.span == applied.span and folded.span in best_sentences(QUESTION, CHAPEL).text
     assert abs(folded.doubt - applied.doubt) < 0.02
     assert abs(folded.question_surprise - applied.question_surprise) < 0.02
