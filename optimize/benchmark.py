@@ -85,7 +85,7 @@ def bench_threads(configs: tuple[tuple[int, int, int], ...] = ((1, 1, 512), (1, 
     generate_threads, prompt_threads = default_threads()
     print(f"generate threads / prompt threads / n_batch: prompt tok/s, generated tok/s ({prompt_tokens}-token prompt, "
           f"{generate} generated; deltaseek uses {generate_threads} / {prompt_threads} / 512, "
-          f"OMP_WAIT_POLICY={os.environ.get('OMP_WAIT_POLICY')})")
+          f"OMP_WAIT_POLICY={os.environ.get('OMP_WAIT_POLICY')}, GOMP_SPINCOUNT={os.environ.get('GOMP_SPINCOUNT')})")
     for r in rows:
         print(f"  {r['threads']} / {r['batch_threads']} / {r['n_batch']:>4}: {r['prompt_tokens_per_s']:>5.0f}, "
               f"{r['generated_tokens_per_s']:>4.0f}")

@@ -133,3 +133,16 @@ def test_a_new_engine_starts_warm_from_prefixes_saved_on_disk(tmp_path):
     assert stats.prefix_disk_hits == 1 and stats.prefix_misses == 0 and stats.restored_tokens > 50
     unsaved = LlamaCppEngine(reuse_prefixes=False)
     assert ask(unsaved) == answer and unsaved.reset_stats().prefix_hits == 0
+
+
+@pytest.mark.parametrize("given, kept", [
+    ({}, {"GOMP_SPINCOUNT": "1000", "KMP_BLOCKTIME": "0"}),
+    ({"OMP_WAIT_POLICY": "PASSIVE"}, {"OMP_WAIT_POLICY": "PASSIVE"}),  # a user's policy: nothing added
+    ({"GOMP_SPINCOUNT": "50"}, {"GOMP_SPINCOUNT": "50", "KMP_BLOCKTIME": "0"}),
+])
+def test_openmp_threads_spin_briefly_unless_the_user_said_how_they_wait(given, kept):
+    from deltaseek.programs.lm.llamacpp import wait_briefly
+
+    environ = dict(given)
+    wait_briefly(environ)
+    assert environ == kept
