@@ -301,7 +301,7 @@ def wait_briefly(environ) -> None:
     default 300,000 turns steals the cores another busy process waits for (two processes reading at
     once on 2 cores: 4.7 s a reading against 1.0 s passive; a seed question took 230 s against 27 s
     beside a second model process). Passive (`OMP_WAIT_POLICY=PASSIVE`), every barrier sleeps and is
-    woken: a reading alone took 17% to 28% longer than with 1,000 turns of spinning (`GOMP_SPINCOUNT`),
+    woken: a reading alone took 20% to 39% longer than with 1,000 turns of spinning (`GOMP_SPINCOUNT`),
     which beside a second process costs within 4% of passive. LLVM's and Intel's OpenMP take no
     count, so they wait passively (`KMP_BLOCKTIME=0`)."""
     if "OMP_WAIT_POLICY" in environ:
