@@ -33,6 +33,7 @@ def wilson_low(right: int, n: int, z: float) -> float:
 
 
 def least_bound(answers: list[tuple[float, bool]], reaches) -> float:
+    """`fit_confidence.direct_bound` with another test of the answers at or above a bound."""
     for bound in sorted({c for c, _ in answers}):
         above = [r for c, r in answers if c >= bound]
         if above and reaches(sum(above), len(above)):
@@ -40,7 +41,7 @@ def least_bound(answers: list[tuple[float, bool]], reaches) -> float:
     return 1.0
 
 
-RULES = {"least": lambda a: least_bound(a, lambda k, n: k / n >= PRECISION),
+RULES = {"least": lambda a: fit_confidence.direct_bound([c for c, _ in a], [r for _, r in a], PRECISION),
          "wilson90": lambda a: least_bound(a, lambda k, n: wilson_low(k, n, 1.2816) >= PRECISION),
          "wilson95": lambda a: least_bound(a, lambda k, n: wilson_low(k, n, 1.6449) >= PRECISION),
          "own": lambda a: PRECISION}
@@ -82,6 +83,7 @@ def save_refit(rows: list[dict], above: list[bool], runs: int, groups: int, path
                       "(python docs/experiments/direct_bound_rules.py RUNS --reader READER)"}})
     fit_confidence.save_with_reader(reader, model, path)
     print(f"wrote {path}: {fit_confidence.direct_said(model)}")
+
 
 if __name__ == "__main__":
     main()
