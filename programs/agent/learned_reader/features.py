@@ -10,6 +10,7 @@ import bisect
 import math
 import re
 from dataclasses import dataclass, field
+from functools import cached_property, lru_cache
 
 from deltaseek.programs.agent.learned_reader.candidates import Candidate, KINDS, title_name
 from deltaseek.programs.agent.learned_reader.questions import (ANSWER_TYPES, NEGATION, PRESENT, asked_noun,
@@ -45,10 +46,12 @@ _BE_DO = {"is": "be", "was": "be", "are": "be", "were": "be", "does": "do", "did
           "had": "do", "have": "do", "can": "do", "could": "do", "would": "do", "will": "do"}
 
 
-def stems_of(text: str) -> set[str]:
-    """The meaningful words of a text as five-letter stems, with its figures and initials."""
-    return ({stem(w) for w in meaningful_tokens(text)} | {stem(n) for n in re.findall(r"\d[\d,.]*\d|\d", text)}
-            | {stem(a) for a in acronyms(text)})
+@lru_cache(maxsize=1 << 14)
+def stems_of(text: str) -> frozenset[str]:
+    """The meaningful words of a text as five-letter stems, with its figures and initials.
+    Remembered: the same passages and sentences are read for every question asked of them."""
+    return frozenset({stem(w) for w in meaningful_tokens(text)} | {stem(n) for n in re.findall(r"\d[\d,.]*\d|\d", text)}
+                     | {stem(a) for a in acronyms(text)})
 
 
 def rarity(texts: list[str]) -> dict[str, float]:
@@ -126,21 +129,26 @@ class SentenceView:
     passage_rank: int
     words: list[tuple[int, str]] = field(default_factory=list)
     """(character offset, stem) of every word."""
-    passage_stems: set[str] = field(default_factory=set)
-    title_stems: set[str] = field(default_factory=set)
+    passage_stems: frozenset[str] = frozenset()
+    title_stems: frozenset[str] = frozenset()
     """The words of the passage's title: a passage is about what its title names."""
     facts_text: str = ""
     """Every fact read, lowercased: how often a candidate is written there is a feature."""
 
+    @cached_property
+    def clause_marks(self) -> list[tuple[int, int]]:
+        """(start, end) of each mark that opens a clause (`clause_subject`), found once for all the sentence's candidates."""
+        return [(m.start(), m.end()) for m in _CLAUSE_START.finditer(self.text)]
+
 
 def sentence_view(text: str, fact, rank: int, relevance: float, passage_rank: int,
-                  passage_stems: set[str] | None = None) -> SentenceView:
+                  passage_stems: frozenset[str] | None = None) -> SentenceView:
     words = [(m.start(), stem(fold_accents(m.group(0)))) for m in _TOKEN.finditer(text)]
     passage = stems_of(f"{fact.title} {fact.text}") if passage_stems is None else passage_stems
     return SentenceView(text, fact, rank, relevance, passage_rank, words, passage, stems_of(title_name(fact)))
 
 
-def support(question: QuestionView, sentence: str, fact, passage: set[str] | None = None) -> float:
+def support(question: QuestionView, sentence: str, fact, passage: frozenset[str] | None = None) -> float:
     """How much of what the question says the answer's sentence says too, from 0 to 1: the
     rarity-weighted share of the question's words that the sentence or its passage's title
     holds (a name elsewhere in the passage counts `CONTEXT_NAME_CREDIT` of its weight), less
@@ -261,10 +269,8 @@ def clause_subject(view: SentenceView, candidate: Candidate, question: QuestionV
     """Whether the candidate opens its clause (after "and", "but", a semicolon: at most two words
     in) and the question's words follow it in that clause: "Ida Brann won the prize" names who won
     it; "the prize went to a painter taught by Ida Brann" does not."""
-    starts = [m.end() for m in _CLAUSE_START.finditer(view.text) if m.end() <= candidate.start]
-    start = max(starts, default=0)
-    ends = [m.start() for m in _CLAUSE_START.finditer(view.text) if m.start() > candidate.end]
-    end = min(ends, default=len(view.text))
+    start = max((e for _, e in view.clause_marks if e <= candidate.start), default=0)
+    end = min((s for s, _ in view.clause_marks if s > candidate.end), default=len(view.text))
     if len(view.text[start:candidate.start].split()) > 2:
         return False
     after = {stem(fold_accents(w)) for w in _TOKEN.findall(view.text[candidate.end:end])}

@@ -114,7 +114,7 @@ def candidate_rows(question: str, kind: str, facts: list, extra_terms: set[str] 
     order = {id(f): i for i, f in enumerate(facts)}
     best = ranked[0][0] or 1.0
     rows: list[Scored] = []
-    passages: dict[int, set[str]] = {}
+    passages: dict[int, frozenset[str]] = {}
     facts_text = " ".join(f.text for f in facts).lower()
     for rank, (relevance, text, fact) in enumerate(ranked):
         if id(fact) not in passages:

@@ -113,10 +113,11 @@ def fit_ranker(questions: list[Question], seed: int = 0, c: float = 0.5) -> Line
     names = list(FEATURES) + lexical_vocabulary(questions)
     diffs, labels = [], []
     for q in questions:
-        right = [r for r in q.rows if is_gold(r.candidate.text, q.answers)]
+        gold = [is_gold(r.candidate.text, q.answers) for r in q.rows]
+        right = [r for r, g in zip(q.rows, gold) if g]
         if not right:
             continue
-        wrong = [r for r in q.rows if not is_gold(r.candidate.text, q.answers)]
+        wrong = [r for r, g in zip(q.rows, gold) if not g]
         for bad in rng.sample(wrong, min(len(wrong), NEGATIVES_PER_QUESTION)):
             good = rng.choice(right)
             sign = rng.random() < 0.5  # both orders, so the classes balance
