@@ -262,7 +262,7 @@ def bench_sets(args: argparse.Namespace, agent: AgentOptions = AgentOptions()) -
     """Speed and quality on the scored part of each labeled set (see `speed_table`), for the
     program the agent options describe (`--reader PATH` times another reader's weights)."""
     sets = [args.dataset] if getattr(args, "dataset", None) else args.sets
-    speed = SpeedRun(sets, getattr(args, "limit", None), agent)
+    speed = SpeedRun(sets, getattr(args, "limit", None), agent, reader_beside=getattr(args, "reader_beside", None))
     summaries = speed.run()
     print(speed_table.format_table(summaries, speed_table.process_start()))
     print(f"per-question rows: {speed.out}")

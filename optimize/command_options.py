@@ -95,6 +95,9 @@ def add_speed_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--sets", nargs="+", default=list(SPEED_SETS),
                         help=f"labeled sets whose scored parts are timed: bundled names ({', '.join(BUNDLED_SETS)}) "
                              f"or files (default: {' '.join(SPEED_SETS)}; --dataset: that set alone)")
+    parser.add_argument("--reader-beside", metavar="READER",
+                        help="also run each question with this reader (a --reader value, e.g. features), the two "
+                             "in turns, and print what the program's reader adds over it (paired medians)")
     parser.add_argument("--prefix-reuse", action="store_true",
                         help="also the seed questions with prompt-prefix reuse off and on, side by side")
     parser.add_argument("--paths-only", action="store_true",

@@ -12,6 +12,12 @@ unanswerable questions, false abstention). The start of a new process (imports, 
 index load) is measured once, in a child process, and printed beside the table: `deltaseek ask`
 pays it on every question, `evaluate` and a batch once.
 
+With `--reader-beside READER` (e.g. `features`) each question runs a second time with that
+reader, in the same process, the two runs in turns (the program's first on one question, the
+other's first on the next): the line under the table is the paired median of what the program's
+reader adds over it, a question's reader seconds and its whole seconds. Runs minutes apart move
+with the machine's speed; runs side by side do not.
+
 Each question's row is appended to a JSONL file as it ends, so an interrupted run keeps them.
 """
 
@@ -22,7 +28,7 @@ import statistics
 import subprocess
 import sys
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import dspy
@@ -116,27 +122,44 @@ def question_row(set_name: str, example: dspy.Example, record: dict, stats, cloc
 
 
 def run_set(set_name: str, dataset: str, limit: int | None, out, options: AgentOptions = AgentOptions(),
-            progress=None) -> list[dict]:
-    """Every question of the set's scored part, one row each (appended to `out` as it ends)."""
+            progress=None, beside: AgentOptions | None = None) -> list[dict]:
+    """Every question of the set's scored part, one row each (appended to `out` as it ends); with
+    `beside`, a second row each from those options, the two runs of a question in turns."""
     labeled = load_dataset(dataset).examples
     examples = select(labeled, SCORED_SPLIT, limit) or select(labeled, "all", limit)
     index = CorpusIndex.open(corpora_for(examples) or None)
     engine = embedded_engine()
     lm = make_lm(cache=False)  # a call answered from DSPy's cache would make its seconds a lie
+    runs = [("program", options)] + ([("beside", beside)] if beside else [])
     rows = []
-    for example in examples:
-        clock = Clock()
-        engine.reset_stats()
-        with dspy.context(lm=lm, adapter=adapter_for(lm)):
-            program = timed_program(index, clock, options)
-            record = run_question(program, example.question)
-        row = question_row(set_name, example, record, engine.reset_stats(), clock)
-        out.write(json.dumps(row, ensure_ascii=False, default=str) + "\n")
-        out.flush()
-        rows.append(row)
+    for number, example in enumerate(examples):
+        for run, run_options in runs if number % 2 == 0 else runs[::-1]:
+            clock = Clock()
+            engine.reset_stats()
+            with dspy.context(lm=lm, adapter=adapter_for(lm)):
+                program = timed_program(index, clock, run_options)
+                record = run_question(program, example.question)
+            row = {**question_row(set_name, example, record, engine.reset_stats(), clock), "run": run}
+            out.write(json.dumps(row, ensure_ascii=False, default=str) + "\n")
+            out.flush()
+            rows.append(row)
         if progress:
             progress()
     return rows
+
+
+def reader_added(rows: list[dict]) -> dict | None:
+    """The program's runs against the `beside` runs of the same questions: paired medians of the
+    difference in the reader's seconds and in the question's; None without `beside` runs."""
+    beside = {r["id"] or r["question"]: r for r in rows if r["run"] == "beside"}
+    pairs = [(r, beside[r["id"] or r["question"]]) for r in rows
+             if r["run"] == "program" and (r["id"] or r["question"]) in beside]
+    if not pairs:
+        return None
+    return {"questions": len(pairs),
+            "reader": statistics.median(a["time"]["reader"] - b["time"]["reader"] for a, b in pairs),
+            "seconds": statistics.median(a["seconds"] - b["seconds"] for a, b in pairs),
+            "same_answer": sum(a["answer"] == b["answer"] for a, b in pairs)}
 
 
 def quantile(values: list[float], q: float) -> float:
@@ -206,6 +229,11 @@ def format_table(summaries: dict[str, dict], start: dict[str, float] | None = No
     lines += ["", "| where the time goes | " + " | ".join(TIME_PARTS) + " |", "|---|" + "---:|" * len(TIME_PARTS)]
     for name, s in summaries.items():
         lines.append(f"| {name} | " + " | ".join(f"{s['time_share'][part]:.0%}" for part in TIME_PARTS) + " |")
+    for name, s in summaries.items():
+        if added := s.get("reader_added"):
+            lines.append(f"\n{name}: the program's reader against {s['beside']}, the same {added['questions']} "
+                         f"questions in turns: reader seconds +{added['reader']:.3f} (paired median), "
+                         f"question seconds {added['seconds']:+.3f}; the same answer on {added['same_answer']}")
     if start:
         lines.append(f"\nprocess start (once per `deltaseek ask`, once per batch or evaluation): "
                      f"{start['total']:.1f} s "
@@ -220,6 +248,8 @@ class SpeedRun:
     limit: int | None = None
     options: AgentOptions = field(default_factory=AgentOptions)
     out: Path = field(default_factory=lambda: Path("results") / f"speed-{time.strftime('%Y%m%d-%H%M%S')}.jsonl")
+    reader_beside: str | None = None
+    """Another reader (`--reader` values) to run each question with too, in turns (`run_set`)."""
 
     def run(self) -> dict[str, dict]:
         from tqdm import tqdm
@@ -229,7 +259,13 @@ class SpeedRun:
         with self.out.open("a", encoding="utf-8") as out:
             for name in self.sets:
                 dataset = str(labeled_set(name)) if name in BUNDLED_SETS else name
+                beside = replace(self.options, reader=self.reader_beside) if self.reader_beside else None
                 with tqdm(desc=f"speed {Path(name).stem}", unit="q", file=sys.stderr) as bar:
-                    rows = run_set(Path(name).stem, dataset, self.limit, out, self.options, lambda: bar.update(1))
-                summaries[Path(name).stem] = summarize(rows)
+                    rows = run_set(Path(name).stem, dataset, self.limit, out, self.options, lambda: bar.update(1),
+                                   beside)
+                summaries[Path(name).stem] = summarize([r for r in rows if r["run"] == "program"])
+                if beside:
+                    label = f"--reader {self.reader_beside}"
+                    summaries[Path(name).stem].update(reader_added=reader_added(rows), beside=label)
+                    summaries[f"{Path(name).stem}, {label}"] = summarize([r for r in rows if r["run"] == "beside"])
         return summaries

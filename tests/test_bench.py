@@ -90,6 +90,31 @@ def test_the_speed_table_reports_median_p90_calls_over_budget_and_where_the_time
     assert "process start" in table and "model load 0.5 s" in table
 
 
+def test_what_the_programs_reader_adds_is_paired_by_question_and_said_under_the_table():
+    """`bench --speed --reader-beside features`: each question's two runs are paired, whatever order
+    they ran in; a question without its pair is left out."""
+    from deltaseek.optimize.speed_table import format_table, reader_added, summarize
+
+    def row(question, run, reader, seconds, answer="Ada Lind"):
+        return {"id": question, "question": question, "run": run, "answer": answer, "seconds": seconds,
+                "lm_calls": 2, "steps": 2, "answerable": True, "abstained": False, "prompt_tokens": 600,
+                "restored_tokens": 0, "generated_tokens": 40,
+                "time": {"prompt": 0.0, "generation": 0.0, "sampling": 0.0, "search": 0.0, "reader": reader,
+                         "program": 0.0}, "scores": {"exact_match": 1.0, "token_f1": 1.0, "combined": 1.0}}
+
+    rows = [row("q1", "program", 0.6, 3.0), row("q1", "beside", 0.1, 2.5),
+            row("q2", "beside", 0.2, 4.0, answer="1850"), row("q2", "program", 0.6, 4.2),
+            row("q3", "program", 0.9, 5.0), row("q4", "program", 0.7, 3.0), row("q4", "beside", 0.1, 3.1)]
+    added = reader_added(rows)
+    assert added == {"questions": 3, "reader": pytest.approx(0.5), "seconds": pytest.approx(0.2), "same_answer": 2}
+    assert reader_added([r for r in rows if r["run"] == "program"]) is None
+    summary = {**summarize([r for r in rows if r["run"] == "program"]), "reader_added": added,
+               "beside": "--reader features"}
+    table = format_table({"squad2_articles": summary})
+    assert ("squad2_articles: the program's reader against --reader features, the same 3 questions in turns: "
+            "reader seconds +0.500 (paired median), question seconds +0.200; the same answer on 2") in table
+
+
 def test_the_timed_tool_and_reader_count_their_seconds_and_change_nothing(tmp_path):
     from deltaseek.optimize.speed_table import Clock, timed_program
     from deltaseek.programs.index import CorpusIndex, Passage
