@@ -139,7 +139,8 @@ def run_set(set_name: str, dataset: str, limit: int | None, out, options: AgentO
             with dspy.context(lm=lm, adapter=adapter_for(lm)):
                 program = timed_program(index, clock, run_options)
                 record = run_question(program, example.question)
-            row = {**question_row(set_name, example, record, engine.reset_stats(), clock), "run": run}
+            row = {**question_row(set_name, example, record, engine.reset_stats(), clock), "run": run,
+                   "reader": run_options.reader}
             out.write(json.dumps(row, ensure_ascii=False, default=str) + "\n")
             out.flush()
             rows.append(row)
@@ -263,9 +264,21 @@ class SpeedRun:
                 with tqdm(desc=f"speed {Path(name).stem}", unit="q", file=sys.stderr) as bar:
                     rows = run_set(Path(name).stem, dataset, self.limit, out, self.options, lambda: bar.update(1),
                                    beside)
-                summaries[Path(name).stem] = summarize([r for r in rows if r["run"] == "program"])
-                if beside:
-                    label = f"--reader {self.reader_beside}"
-                    summaries[Path(name).stem].update(reader_added=reader_added(rows), beside=label)
-                    summaries[f"{Path(name).stem}, {label}"] = summarize([r for r in rows if r["run"] == "beside"])
+                summaries.update(set_summaries(rows))
         return summaries
+
+
+def set_summaries(rows: list[dict]) -> dict[str, dict]:
+    """A line of the table per set, and per set run beside it with another reader (`run_set`),
+    named after that reader; the set's own line then holds what its reader adds over the other."""
+    by_set: dict[str, list[dict]] = {}
+    for row in rows:
+        by_set.setdefault(row["set"], []).append(row)
+    summaries = {}
+    for name, own in by_set.items():
+        summaries[name] = summarize([r for r in own if r.get("run", "program") == "program"])
+        if beside := [r for r in own if r.get("run") == "beside"]:
+            label = f"--reader {beside[0]['reader']}"
+            summaries[name].update(reader_added=reader_added(own), beside=label)
+            summaries[f"{name}, {label}"] = summarize(beside)
+    return summaries

@@ -93,10 +93,11 @@ def test_the_speed_table_reports_median_p90_calls_over_budget_and_where_the_time
 def test_what_the_programs_reader_adds_is_paired_by_question_and_said_under_the_table():
     """`bench --speed --reader-beside features`: each question's two runs are paired, whatever order
     they ran in; a question without its pair is left out."""
-    from deltaseek.optimize.speed_table import format_table, reader_added, summarize
+    from deltaseek.optimize.speed_table import format_table, reader_added, set_summaries
 
     def row(question, run, reader, seconds, answer="Ada Lind"):
-        return {"id": question, "question": question, "run": run, "answer": answer, "seconds": seconds,
+        return {"set": "squad2_articles", "id": question, "question": question, "run": run,
+                "reader": "features" if run == "beside" else None, "answer": answer, "seconds": seconds,
                 "lm_calls": 2, "steps": 2, "answerable": True, "abstained": False, "prompt_tokens": 600,
                 "restored_tokens": 0, "generated_tokens": 40,
                 "time": {"prompt": 0.0, "generation": 0.0, "sampling": 0.0, "search": 0.0, "reader": reader,
@@ -108,9 +109,10 @@ def test_what_the_programs_reader_adds_is_paired_by_question_and_said_under_the_
     added = reader_added(rows)
     assert added == {"questions": 3, "reader": pytest.approx(0.5), "seconds": pytest.approx(0.2), "same_answer": 2}
     assert reader_added([r for r in rows if r["run"] == "program"]) is None
-    summary = {**summarize([r for r in rows if r["run"] == "program"]), "reader_added": added,
-               "beside": "--reader features"}
-    table = format_table({"squad2_articles": summary})
+    summaries = set_summaries(rows)
+    assert list(summaries) == ["squad2_articles", "squad2_articles, --reader features"]
+    assert summaries["squad2_articles"]["questions"] == 4 and summaries["squad2_articles, --reader features"]["questions"] == 3
+    table = format_table(summaries)
     assert ("squad2_articles: the program's reader against --reader features, the same 3 questions in turns: "
             "reader seconds +0.500 (paired median), question seconds +0.200; the same answer on 2") in table
 

@@ -14,21 +14,21 @@ program at a time). `speed` reads the rows `deltaseek bench --speed` appends to
 from __future__ import annotations
 
 import argparse
-from collections import defaultdict
 from pathlib import Path
 
 from deltaseek.errors import DatasetError
 from deltaseek.optimize.paired import PAIRED_METRICS, format_paired, paired_table
 from deltaseek.optimize.results_file import numbered_rows
-from deltaseek.optimize.speed_table import format_table, summarize
+from deltaseek.optimize.speed_table import format_table, set_summaries
 
 
 def read_rows(path: str) -> list[dict]:
-    """The rows of a JSONL results file; the last row of an id counts (as `--resume` does)."""
+    """The rows of a JSONL results file; the last row of an id counts (as `--resume` does), of an id
+    and a run where `bench --speed --reader-beside` ran each question twice."""
     rows: dict[str, dict] = {}
     try:
         for number, row in numbered_rows(path):
-            rows[str(row.get("id", number))] = row
+            rows[f"{row.get('id', number)}|{row.get('run', '')}"] = row
     except DatasetError as error:
         raise SystemExit(str(error)) from None
     return list(rows.values())
@@ -50,11 +50,7 @@ def summary_table(paths: list[str]) -> str:
 
 def speed_tables(paths: list[str]) -> str:
     """`bench --speed`'s table from its rows, one line per set."""
-    by_set: dict[str, list[dict]] = defaultdict(list)
-    for path in paths:
-        for row in read_rows(path):
-            by_set[row["set"]].append(row)
-    return format_table({name: summarize(rows) for name, rows in by_set.items()})
+    return format_table(set_summaries([row for path in paths for row in read_rows(path)]))
 
 
 def main(argv: list[str] | None = None) -> None:
