@@ -314,7 +314,7 @@ def test_the_training_command_reproduces_the_shipped_reader():
     and threshold within 0.01. The weights themselves are not compared: thousands of sparse
     lexical weights sit near the cut that leaves small ones out (`MIN_WEIGHT`), and a rebuild on
     another machine moves some across it (1.8% of the ranker's features on one, 97.8% of the dev
-    questions given the same span). About two minutes on 2 cores."""
+    questions given the same span). About a minute and a half on 2 cores."""
     from deltaseek.optimize.train_reader import SHIPPED_DATASETS, dataset_questions, train_on
     from deltaseek.programs.agent.learned_reader.train import best_span, score_rows
 
