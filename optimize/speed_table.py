@@ -233,7 +233,7 @@ def format_table(summaries: dict[str, dict], start: dict[str, float] | None = No
     for name, s in summaries.items():
         if added := s.get("reader_added"):
             lines.append(f"\n{name}: the program's reader against {s['beside']}, the same {added['questions']} "
-                         f"questions in turns: reader seconds +{added['reader']:.3f} (paired median), "
+                         f"questions in turns: reader seconds {added['reader']:+.3f} (paired median), "
                          f"question seconds {added['seconds']:+.3f}; the same answer on {added['same_answer']}")
     if start:
         lines.append(f"\nprocess start (once per `deltaseek ask`, once per batch or evaluation): "

@@ -46,10 +46,11 @@ _BE_DO = {"is": "be", "was": "be", "are": "be", "were": "be", "does": "do", "did
           "had": "do", "have": "do", "can": "do", "could": "do", "would": "do", "will": "do"}
 
 
-@lru_cache(maxsize=1 << 14)
+@lru_cache(maxsize=1 << 12)
 def stems_of(text: str) -> frozenset[str]:
     """The meaningful words of a text as five-letter stems, with its figures and initials.
-    Remembered: the same passages and sentences are read for every question asked of them."""
+    Remembered (the last 4,096 texts, about 10 MB): the same passages and sentences are read
+    for every question asked of them."""
     return frozenset({stem(w) for w in meaningful_tokens(text)} | {stem(n) for n in re.findall(r"\d[\d,.]*\d|\d", text)}
                      | {stem(a) for a in acronyms(text)})
 
