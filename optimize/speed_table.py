@@ -40,6 +40,7 @@ from deltaseek.optimize.command_options import BUNDLED_SETS
 from deltaseek.optimize.compare import share
 from deltaseek.optimize.evaluate import corpora_for, load_dataset, select
 from deltaseek.optimize.evaluation_report import score
+from deltaseek.optimize.paired import pair_rows
 from deltaseek.programs.agent import DeltaSeek, run_question
 from deltaseek.programs.agent.evidence import Reading
 from deltaseek.programs.agent.scratchpad import Scratchpad
@@ -150,13 +151,13 @@ def run_set(set_name: str, dataset: str, limit: int | None, out, options: AgentO
 
 
 def reader_added(rows: list[dict]) -> dict | None:
-    """The program's runs against the `beside` runs of the same questions: paired medians of the
-    difference in the reader's seconds and in the question's; None without `beside` runs."""
-    beside = {r["id"] or r["question"]: r for r in rows if r["run"] == "beside"}
-    pairs = [(r, beside[r["id"] or r["question"]]) for r in rows
-             if r["run"] == "program" and (r["id"] or r["question"]) in beside]
-    if not pairs:
+    """The program's runs against the `beside` runs of the same questions (paired by id, as
+    `paired` pairs two programs' rows): paired medians of the difference in the reader's seconds
+    and in the question's; None without `beside` runs."""
+    beside = [r for r in rows if r["run"] == "beside"]
+    if not beside:
         return None
+    pairs = pair_rows([r for r in rows if r["run"] == "program"], beside)
     return {"questions": len(pairs),
             "reader": statistics.median(a["time"]["reader"] - b["time"]["reader"] for a, b in pairs),
             "seconds": statistics.median(a["seconds"] - b["seconds"] for a, b in pairs),
@@ -258,9 +259,9 @@ class SpeedRun:
         self.out.parent.mkdir(parents=True, exist_ok=True)
         summaries = {}
         with self.out.open("a", encoding="utf-8") as out:
+            beside = replace(self.options, reader=self.reader_beside) if self.reader_beside else None
             for name in self.sets:
                 dataset = str(labeled_set(name)) if name in BUNDLED_SETS else name
-                beside = replace(self.options, reader=self.reader_beside) if self.reader_beside else None
                 with tqdm(desc=f"speed {Path(name).stem}", unit="q", file=sys.stderr) as bar:
                     rows = run_set(Path(name).stem, dataset, self.limit, out, self.options, lambda: bar.update(1),
                                    beside)
