@@ -7,6 +7,7 @@ import ast
 import graphlib
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tomllib
@@ -146,9 +147,14 @@ def test_every_labeled_set_shipped_is_a_name_the_commands_take():
 
 @pytest.fixture(scope="session")
 def wheel(tmp_path_factory) -> Path:
+    """Built from a copy of the checkout: setuptools writes build/ and the egg-info into the tree it
+    builds, and a test running beside this one (the notebooks') checks that the checkout is untouched."""
+    source = tmp_path_factory.mktemp("wheel-source") / "deltaseek"
+    shutil.copytree(ROOT, source, ignore=shutil.ignore_patterns(".git", ".venv", "build", "*.egg-info", "results",
+                                                                "mlruns", "mlflow.db*", "__pycache__", ".pytest_cache"))
     out = tmp_path_factory.mktemp("wheel")
     subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "--quiet",
-                    "-w", str(out), str(ROOT)], check=True, cwd=out)
+                    "-w", str(out), str(source)], check=True, cwd=out)
     return next(out.glob("deltaseek-*.whl"))
 
 
