@@ -1,3 +1,12 @@
+import os
+
+if os.environ.get("PYTEST_XDIST_WORKER"):
+    # Two workers on two cores: each computes on one thread (llama.cpp, torch, and the servers and
+    # processes a test starts, which inherit this), for two threads each would wait on each other at
+    # every barrier of llama.cpp's OpenMP loops. A user's own setting stands.
+    os.environ.setdefault("DELTASEEK_THREADS", "1")
+    os.environ.setdefault("OMP_NUM_THREADS", "1")
+
 import dspy
 import pytest
 
