@@ -107,6 +107,20 @@ def test_junk_inside_a_sentence_is_still_named(corpus, junk, reason, frame):
     assert failure is not None and (reason in failure or "nothing beyond its frame" in failure), failure
 
 
+@pytest.mark.parametrize("written, kept", [
+    ("Answer: unknown (the passages do not give it)", True),   # the label's word inside an abstention
+    ("Unknown: none of the passages names the founder.", True),
+    ("unknown", False),                                        # the label's name alone: an echo
+    ("Answer: unknown", False),
+])
+def test_a_labels_word_inside_an_abstention_is_the_abstention_not_an_echo(written, kept):
+    pad = Scratchpad(question="Who founded the Harrow Bell foundry?")
+    pad.facts += [Fact(source=p.id, title=p.title, text=p.text, step=1) for p in PASSAGES]
+    failure = answer_failure(written, pad, {"search_corpus", "answer", "question"})
+    assert (failure is None) == kept, failure
+    assert kept or "name 'unknown'" in failure or "nothing beyond its frame" in failure, failure
+
+
 def test_a_yes_or_no_that_closes_a_sentence_answers_a_yes_no_question():
     pad = Scratchpad(question="Were Ada Brandt and Olaf Sund of the same nationality?")
     pad.facts += [Fact(source=p.id, title=p.title, text=p.text, step=1) for p in PASSAGES[:2]]

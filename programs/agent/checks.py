@@ -200,6 +200,15 @@ def kind_reason(answer: str, question: str) -> str | None:
 
 
 
+def abstains_around(answer: str, said: str) -> bool:
+    """Whether the answer, its claim `said` taken out, still says that the passages do not give the
+    answer: "Answer: unknown (the passages do not give it)" abstains in its own words, and the word
+    its claim is reduced to ("unknown", a label's name too) is part of that abstention, not an
+    echo. A bare "unknown" has nothing else to say it: the label's name echoed."""
+    rest = re.sub(re.escape(said.strip()), " ", answer, count=1, flags=re.I) if said.strip() else answer
+    return rest != answer and bool(rest.strip(" .:;,()")) and is_abstention(rest)
+
+
 def answer_failure(answer: str, pad: Scratchpad, reserved_names: set[str], prompt_texts: tuple[str, ...] = (),
                    small: bool = False, min_support: float = 0.0) -> str | None:
     """The first named failure of the model's answer, or None: the answer is used as written."""
@@ -208,6 +217,8 @@ def answer_failure(answer: str, pad: Scratchpad, reserved_names: set[str], promp
     said = claim(answer)
     for text in dict.fromkeys((answer, said)):  # an echo inside a frame is an echo: "The answer is query."
         if text.strip() and (reason := echo_reason(text, pad, reserved_names, prompt_texts)):
+            if text != answer and abstains_around(answer, said):
+                continue
             return reason
     if REPEATED_RUN.search(answer.replace(" ", "")) or repeats_itself(answer):
         return "the answer repeats itself (a run of repeated characters or words)"
