@@ -76,6 +76,8 @@ FRAMES = [
     "The answer is {answer}, based on what was found.",
     "{answer}. The first source states this, and no other source disputes it.",
     "It is most likely {answer}, although the sources mention it only briefly.",
+    "{answer}\n\nThe third passage says so explicitly.",
+    "I found that it is {answer}; the sources agree on this.",
 ]
 """Sentences a capable model puts round its answer, written here by hand."""
 RIGHT_ANSWERS = [
@@ -303,6 +305,13 @@ def test_the_claim_of_an_answer_leaves_out_its_framing_only():
     # a remark on the reading beside the claim is frame; one with a name, a number, yes or no is a claim
     assert checks.claim("The sources discuss the guild at length. It was Ada Lind.") == "Ada Lind."
     assert checks.claim("Ada Lind (see passage 2)") == "Ada Lind"
+    # a remark on its own line, or one that points back with an adverb, is a remark too
+    assert checks.claim("Ada Lind\n\nThe first source says so plainly.") == "Ada Lind"
+    assert checks.claim("Ada Lind. The sources state this too.") == "Ada Lind."
+    assert checks.claim("I think it is Ada Lind; the sources agree on it.") == "Ada Lind."
+    assert checks.claim("Ada Lind; born in 1850.") == "Ada Lind; born in 1850."  # a clause with a number is a claim
+    assert checks.claim("The sources state that Emily.") == "Emily."  # a name after "that" is the claim
+    assert checks.claim("Ada Lind\nBorn in 1850.") == "Ada Lind Born in 1850."  # a line with a number is a claim
     assert checks.claim("Ada Lind (born 1850)") == "Ada Lind (born 1850)"
     assert checks.claim("I believe it is yes. Both were born in 1850.") == "yes. Both were born in 1850."
     assert checks.claim("The passages say no. Both were Veltrian.") == "no. Both were Veltrian."

@@ -66,12 +66,15 @@ _ABOUT_THE_READING = re.compile(rf"^\s*(?:(?:the|these|those|my|our|no|each|ever
                                 r"(?:searched|read|looked|checked|found|reviewed|consulted|went)\b)", re.I)
 """A sentence whose subject is the passages, the question or the reading ("The sources ...",
 "I searched ...")."""
-_POINTS_BACK = re.compile(r"(?:this|that|so|it|as\s+much)\b(?=\s*(?:[,.;!]|$))", re.I)
-"""A report's object that points back to the answer: "The sources say so."."""
-_CLOSING_CLAUSE = re.compile(r",\s+(?:although|though|even\s+though|but|while|since|because|as|and|yet)\s+"
+_POINTS_BACK = re.compile(r"(?:this|that|so|it|as\s+much)(?:\s+(?-i:[a-z]+ly)|\s+too|\s+as\s+well)?\b"
+                          r"(?=\s*(?:[,.;!]|$))", re.I)
+"""A report's object that points back to the answer, with an adverb or none: "The sources say so.",
+"The second passage states this directly.", "The passages say so too." A name after "that" is a
+claim ("The sources state that Emily."): the adverb is a lower-case word."""
+_CLOSING_CLAUSE = re.compile(r"(?:,\s+(?:although|though|even\s+though|but|while|since|because|as|and|yet)|;)\s+"
                              r"([^,;]{1,80}?)(?=[.!]?\s*$)", re.I)
 """A closing clause joined to the answer, which may speak only of the passages: "Ada Lind, although
-the sources mention her only briefly."."""
+the sources mention her only briefly.", "Ada Lind; the sources agree on it."."""
 _DETERMINER_NO = re.compile(r"\bno(?=\s+[a-z])", re.I)
 """"no" before the word it qualifies ("no other passage says so") is no answer; "The passages say
 no." is."""
@@ -79,7 +82,9 @@ _STATES_THE_ANSWER = re.compile(r"\b(?:answer|it|this|that)\s+(?:is|was|would\s+
 """A clause that goes on after "the answer is" holds the answer: "The answer is two, ..." claims two."""
 _OWN_CLAIMS = frozenset("yes no answer answers".split())
 """Words that make a remark a claim: "The passages say no.", "The question's answer is ..."."""
-_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z\"'*(])")
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z\"'*(])|\s*\n\s*(?=[A-Z\"'*(])")
+"""Where a sentence ends: after its full stop, or at a line break before a capital, as an answer
+on its own line with a remark on the next ("Ada Lind\n\nThe second passage says so.")."""
 
 
 ABOUT_ANSWERING = EVIDENCE_TALK | FRAME_WORDS
