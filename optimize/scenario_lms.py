@@ -137,6 +137,11 @@ PHRASINGS: dict[str, tuple[str, str]] = {
                   "Unfortunately, the search results don't mention this."),
     "hedged": ("It is most likely {answer}, although the passages mention it only in passing.",
                "Answer: Not enough information to answer."),
+    "labelled": ("Answer: {answer}", "Answer: unknown (the passages do not give it)"),
+    "own_line": ("{answer}\n\nThe second passage says so directly.",
+                 "There is no information about this in the passages."),
+    "semicolon": ("I found that the answer is {answer}; the passages agree on it.",
+                  "The sources are silent on this; I cannot say."),
 }
 """How the oracle writes its answer (and its abstention): bare, or inside a sentence, as capable
 models write them. Hand-written frames; the answer itself is the label's. A "yes" or "no" label
