@@ -96,8 +96,8 @@ ABSTENTION_PATTERNS = [re.compile(p, re.IGNORECASE) for p in (
     r"\b(unknown|unanswerable)\b",
     r"\b(insufficient|not enough) (information|info|data|details|evidence|context)\b",
     r"\b(do|does|did)(n['\u2019]t| not) (say|state|mention|give|tell|specify)\b",
-    r"\b(passages?|sources?|texts?|documents?|results?|context) (do|does|did)(n['\u2019]t| not) (contain|include|"
-    r"provide|cover|address|answer|hold|name|discuss)\b",
+    r"\b(passages?|sources?|texts?|documents?|results?|context|information)( provided| given| found)? "
+    r"(do|does|did)(n['\u2019]t| not) (contain|include|provide|cover|address|answer|hold|name|discuss)\b",
     r"\bnot (stated|mentioned|given|specified|said|provided|addressed)\b",
     r"\bnot ((available|present|included|contained) )?(in|among|within|from) (the|these|those|any) (\w+ ){0,2}"
     r"(passages?|sources?|texts?|documents?|results?|context)\b",
@@ -109,7 +109,7 @@ ABSTENTION_PATTERNS = [re.compile(p, re.IGNORECASE) for p in (
 """How an answer declines, each a general pattern of English with a hand-written example: "No
 information was found", "I could not find it", "The passages do not contain the answer", "This
 is not provided", "It is not in the sources", "None of the passages answer it", "Nothing in the
-sources says", "The sources are silent on this", "It is impossible to tell", "Not enough
+sources says", "The information provided does not answer this", "The sources are silent on this", "It is impossible to tell", "Not enough
 information", "It is not available in these sources", "N/A". A verb that
 may be a claim of its own ("does not contain") declines only with the passages as its subject."""
 

@@ -78,6 +78,10 @@ FRAMES = [
     "It is most likely {answer}, although the sources mention it only briefly.",
     "{answer}\n\nThe third passage says so explicitly.",
     "I found that it is {answer}; the sources agree on this.",
+    "**Answer:** {answer}\n\n**Explanation:** The second source states this directly.",
+    "{answer} \u2014 this is stated in the first passage.",
+    "{answer}, according to passage 1.",
+    "The answer is {answer} [1][3].",
 ]
 """Sentences a capable model puts round its answer, written here by hand."""
 RIGHT_ANSWERS = [
@@ -310,6 +314,12 @@ def test_the_claim_of_an_answer_leaves_out_its_framing_only():
     assert checks.claim("Ada Lind. The sources state this too.") == "Ada Lind."
     assert checks.claim("I think it is Ada Lind; the sources agree on it.") == "Ada Lind."
     assert checks.claim("Ada Lind; born in 1850.") == "Ada Lind; born in 1850."  # a clause with a number is a claim
+    assert checks.claim("Ada Lind \u2014 born in 1850.") == "Ada Lind \u2014 born in 1850."
+    # sections beside the answer that remark on it, citation marks and numbered passages are frame
+    assert checks.claim("**Answer:** Ada Lind\n**Sources:** passage 2, passage 4") == "Ada Lind"
+    assert checks.claim("Reasoning: the guild met in Tarn.\nAnswer: Ada Lind") == "Ada Lind"
+    assert checks.claim("Ada Lind [2], per source 3.") == "Ada Lind."
+    assert checks.claim("Penn State, as the passages show.") == "Penn State."  # a name keeps its words
     assert checks.claim("The sources state that Emily.") == "Emily."  # a name after "that" is the claim
     assert checks.claim("Ada Lind\nBorn in 1850.") == "Ada Lind Born in 1850."  # a line with a number is a claim
     assert checks.claim("Ada Lind (born 1850)") == "Ada Lind (born 1850)"

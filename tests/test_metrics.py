@@ -90,6 +90,8 @@ def test_answer_metrics_on_unlikely_reward_only_abstention():
     ("None of the passages give the mill's height.", "direct", True),
     ("Nothing in the sources says when it was built.", "direct", True),
     ("The sources are silent on this.", "direct", True),
+    ("The information provided does not answer this.", "direct", True),
+    ("The documents found do not name the architect.", "direct", True),
     ("It is impossible to tell from what was found.", "direct", True),
     ("This information is not provided.", "direct", True),
     ("N/A", "direct", True),
@@ -99,6 +101,7 @@ def test_answer_metrics_on_unlikely_reward_only_abstention():
     ("Jim Tressel", "direct", False),
     ("Na", "direct", False),                                   # a chemical symbol, not "N/A"
     ("The album does not contain the song.", "direct", False),  # a claim about the album, not the passages
+    ("The report found does not name the mill.", "direct", False),
     ("The mill is not in the town of Orla.", "direct", False),
     ("The album is not available on vinyl.", "direct", False),
     ("Not enough votes were cast to elect her.", "direct", False),

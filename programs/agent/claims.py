@@ -71,10 +71,24 @@ _POINTS_BACK = re.compile(r"(?:this|that|so|it|as\s+much)(?:\s+(?-i:[a-z]+ly)|\s
 """A report's object that points back to the answer, with an adverb or none: "The sources say so.",
 "The second passage states this directly.", "The passages say so too." A name after "that" is a
 claim ("The sources state that Emily."): the adverb is a lower-case word."""
-_CLOSING_CLAUSE = re.compile(r"(?:,\s+(?:although|though|even\s+though|but|while|since|because|as|and|yet)|;)\s+"
+_CLOSING_CLAUSE = re.compile(r",\s+(?:although|though|even\s+though|but|while|since|because|as|and|yet)\s+"
                              r"([^,;]{1,80}?)(?=[.!]?\s*$)", re.I)
 """A closing clause joined to the answer, which may speak only of the passages: "Ada Lind, although
-the sources mention her only briefly.", "Ada Lind; the sources agree on it."."""
+the sources mention her only briefly."."""
+_ASIDE = re.compile(r"(?:\s*;|\s+[-\u2013\u2014]{1,2})\s+([^;\u2013\u2014]{1,80}?)(?=[.!]?\s*$)")
+"""A closing aside after a semicolon or a dash, which may remark only on the reading: "Ada Lind;
+the sources agree on it.", "Ada Lind \u2014 this is stated in the first passage."."""
+_CITATIONS = re.compile(r"\s*\[\d{1,2}(?:\s*[,\u2013-]\s*\d{1,2})*\]")
+"""A citation mark in square brackets, "[1]", "[2, 3]": a pointer to a passage, not a claim."""
+_NUMBERED_PASSAGE = re.compile(r"\b(?:passages?|sources?|documents?)\s*#?\d{1,2}\b", re.I)
+"""A passage named by its number in the answer's frame: "Ada Lind, according to passage 1." is
+"according to the passage"."""
+_SECTION_LABEL = re.compile(r"^\s*(?:[-*>#]+\s*)?(?:\*\*|__)?([A-Za-z][A-Za-z ]{0,24}?)(?:\*\*|__)?\s*:")
+REMARK_SECTIONS = frozenset("""explanation reasoning reason reasons rationale justification source sources evidence
+reference references citation citations note notes confidence support supporting context caveat caveats details
+why""".split())
+"""Labels of the sections that a capable model writes beside its answer ("**Explanation:** ...",
+"Sources: ..."): what they say is about the answer, not the answer."""
 _DETERMINER_NO = re.compile(r"\bno(?=\s+[a-z])", re.I)
 """"no" before the word it qualifies ("no other passage says so") is no answer; "The passages say
 no." is."""
@@ -153,11 +167,27 @@ def without_remarks(answer: str) -> str:
     return " ".join(kept) if kept and len(kept) < len(parts) else answer
 
 
+def without_remark_sections(answer: str) -> str:
+    """The answer without the labelled sections beside it that remark on it, each on its own line
+    ("**Answer:** Ada Lind\n\n**Explanation:** The second passage names her." claims "**Answer:**
+    Ada Lind"): a line opening with a label of `REMARK_SECTIONS` and the lines after it, up to the
+    next labelled line. What is left must say something, or the answer is kept whole."""
+    kept, in_remark = [], False
+    for line in answer.split("\n"):
+        if label := _SECTION_LABEL.match(line):
+            in_remark = label.group(1).strip().lower() in REMARK_SECTIONS
+        if not in_remark:
+            kept.append(line)
+    left = "\n".join(kept).strip()
+    return left if left and len(kept) < len(answer.split("\n")) else answer
+
+
 def claim(answer: str) -> str:
     """What the answer asserts, without its framing: a short lead-in clause that names nothing,
     the frames of `_FRAMES` (as often as they are stacked), and the words about the passages
     themselves. "Based on the passages, the answer is Ada Lind." claims "Ada Lind."; "In 1903,
     Ada Lind founded it." keeps its year."""
+    answer = _NUMBERED_PASSAGE.sub("the passage", _CITATIONS.sub("", without_remark_sections(answer)))
     before, answer = None, without_remarks(answer)
     while before != answer:
         before = answer
@@ -167,6 +197,15 @@ def claim(answer: str) -> str:
             answer = answer[:remark.start()] + answer[remark.end():]
         if (closing := _CLOSING_CLAUSE.search(answer)) and only_about_the_reading(closing.group(1)):
             answer = answer[:closing.start()] + answer[closing.end():]
+        if (aside := _ASIDE.search(answer)) and remarks_on_the_reading(aside.group(1)):
+            answer = answer[:aside.start()] + answer[aside.end():]
         for frame in _FRAMES:
             answer = frame.sub("", answer, count=1)
-    return " ".join(w for w in answer.split() if w.lower().strip(".,;:!?\"'()[]") not in ABOUT_ANSWERING)
+    kept: list[str] = []
+    for word in answer.split():
+        bare = word.lower().strip(".,;:!?\"'()[]")
+        # a capitalized word after a name's word is the name's: "Ohio State", "Penn State"
+        name_goes_on = word[:1].isupper() and kept and kept[-1][:1].isupper() and kept[-1].lower() not in stopwords()
+        if bare not in ABOUT_ANSWERING or name_goes_on:
+            kept.append(word)
+    return " ".join(kept)
