@@ -88,7 +88,7 @@ def read_outcome(pred: Any) -> Outcome:
 ABSTENTION_PATTERNS = [re.compile(p, re.IGNORECASE) for p in (
     r"\bno (relevant |reliable |public |publicly available |such )?"
     r"(information|info|data|details|records?|results?|answers?|evidence|mentions?|sources?)\b",
-    r"\b(could|can|was|were|is|are)(n['\u2019]?t| ?not)\b.{0,40}?\b(find|found|determine|determined|locate|"
+    r"\b(could|can|ca|was|were|is|are)(n['\u2019]?t| ?not)\b.{0,40}?\b(find|found|determine|determined|locate|"
     r"located|answer|answered|identify|identified|verify|verified|confirm|confirmed|establish|established)\b",
     r"\bunable to (find|determine|locate|answer|identify|verify|confirm|establish)\b",
     r"\b(do|does)(n['\u2019]t| not) know\b",

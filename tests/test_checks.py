@@ -82,6 +82,7 @@ FRAMES = [
     "{answer} \u2014 this is stated in the first passage.",
     "{answer}, according to passage 1.",
     "The answer is {answer} [1][3].",
+    "Looking at the passages, the relevant one covers this. So the answer is {answer}.",
 ]
 """Sentences a capable model puts round its answer, written here by hand."""
 RIGHT_ANSWERS = [
@@ -320,6 +321,9 @@ def test_the_claim_of_an_answer_leaves_out_its_framing_only():
     assert checks.claim("Reasoning: the guild met in Tarn.\nAnswer: Ada Lind") == "Ada Lind"
     assert checks.claim("Ada Lind [2], per source 3.") == "Ada Lind."
     assert checks.claim("Penn State, as the passages show.") == "Penn State."  # a name keeps its words
+    # reasoning before a sentence that states the answer is not the claim
+    assert checks.claim("Ada was born in 1850, Olaf later. So the answer is Ada.") == "Ada."
+    assert checks.claim("Thus Ended the Feud") == "Thus Ended the Feud"  # a title, not a conclusion
     assert checks.claim("The sources state that Emily.") == "Emily."  # a name after "that" is the claim
     assert checks.claim("Ada Lind\nBorn in 1850.") == "Ada Lind Born in 1850."  # a line with a number is a claim
     assert checks.claim("Ada Lind (born 1850)") == "Ada Lind (born 1850)"

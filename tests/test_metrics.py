@@ -91,6 +91,7 @@ def test_answer_metrics_on_unlikely_reward_only_abstention():
     ("Nothing in the sources says when it was built.", "direct", True),
     ("The sources are silent on this.", "direct", True),
     ("The information provided does not answer this.", "direct", True),
+    ("After reading every source, I can't find it.", "direct", True),
     ("The documents found do not name the architect.", "direct", True),
     ("It is impossible to tell from what was found.", "direct", True),
     ("This information is not provided.", "direct", True),

@@ -94,6 +94,14 @@ _DETERMINER_NO = re.compile(r"\bno(?=\s+[a-z])", re.I)
 no." is."""
 _STATES_THE_ANSWER = re.compile(r"\b(?:answer|it|this|that)\s+(?:is|was|would\s+be|must\s+be)\s+\S", re.I)
 """A clause that goes on after "the answer is" holds the answer: "The answer is two, ..." claims two."""
+_STATES_ITS_ANSWER = re.compile(r"(?:^|[,:]\s+|\b(?:so|thus|therefore|hence)\s+)(?:the\s+|my\s+)?(?:(?:correct|final|"
+                                r"short|likely|best|right)\s+)?answer(?:\s+to\s+(?:the|this|your)\s+question)?\s+"
+                                r"(?:is|would\s+be|must\s+be)\b|^\W*(?:(?:final|short|correct)\s+)?answer\W*:", re.I)
+"""A sentence that states the answer as the answer: "So the answer is X.", "Answer: X"."""
+_CONCLUDING = re.compile(r"^\s*(?:so|thus|therefore|hence)\b,?\s*(?=(?:the\s+|my\s+)?(?:\w+\s+)?answer\b|it\s+(?:is|was)\b)",
+                         re.I)
+"""The word that opens a conclusion: "So the answer is X." states "the answer is X"; "Thus Ended
+the Feud" is a title."""
 _OWN_CLAIMS = frozenset("yes no answer answers".split())
 """Words that make a remark a claim: "The passages say no.", "The question's answer is ..."."""
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z\"'*(])|\s*\n\s*(?=[A-Z\"'*(])")
@@ -161,10 +169,16 @@ def without_remarks(answer: str) -> str:
     """The answer without the sentences beside it that only remark on the reading ("The passages
     discuss this directly. The answer is X." claims "The answer is X."): a sentence whose subject
     is the passages or the reader, that reports nothing ("The passages state that ..." reports a
-    claim) and names nothing. One sentence at least is kept, the claim's own."""
+    claim) and names nothing. Where a later sentence states the answer ("Looking at the passages,
+    the relevant one covers this. So the answer is X."), the sentences before it are the
+    reasoning that led there, and the claim is that sentence's. One sentence at least is kept,
+    the claim's own."""
     parts = _SENTENCE_END.split(answer.strip())
+    stated = [i for i, part in enumerate(parts) if _STATES_ITS_ANSWER.search(part)]
+    if stated and stated[-1] > 0:
+        parts = [_CONCLUDING.sub("", parts[stated[-1]], count=1), *parts[stated[-1] + 1:]]
     kept = [part for part in parts if reports_a_claim(part) or not only_about_the_reading(part)]
-    return " ".join(kept) if kept and len(kept) < len(parts) else answer
+    return " ".join(kept or parts) if len(kept) < len(parts) or stated and stated[-1] > 0 else answer
 
 
 def without_remark_sections(answer: str) -> str:
@@ -191,6 +205,7 @@ def claim(answer: str) -> str:
     before, answer = None, without_remarks(answer)
     while before != answer:
         before = answer
+        answer = _CONCLUDING.sub("", answer, count=1)
         if (lead := _LEAD_IN.match(answer)) and frames_the_answer(lead.group(1)):
             answer = answer[lead.end():]
         if (remark := _REMARK.search(answer)) and remarks_on_the_reading(remark.group(1)):
