@@ -32,6 +32,11 @@ passages,", "Certainly!", "In short:"); a longer one, or one with a name or a nu
 _WHICH_PASSAGE = r"(?:(?:first|second|third|fourth|fifth|last|other|same|retrieved|provided|given|top)\s+)?"
 """A word picking out which passages a sentence speaks of: "The first passage ...", "The retrieved
 sources ..."."""
+_ANSWER_NOUN = (r"(?:the\s+|my\s+)?(?:(?:correct|final|short|likely|best|right)\s+)?answer"
+                r"(?:\s+to\s+(?:the|this|your)\s+question)?")
+"""The answer named as such: "the answer", "my final answer", "the answer to the question"."""
+_CONCLUDING_WORD = r"(?:so|thus|therefore|hence)"
+"""A word that opens a conclusion: "So the answer is X."."""
 _REPORTING = re.compile(
     rf"^\s*(?:the\s+|these\s+|those\s+)?{_WHICH_PASSAGE}(?:passages?|sources?|facts?|texts?|documents?|evidence|"
     r"searches|(?:search\s+)?results?)(?:\s+\w+){0,3}?\s+(?:say|says|state|states|show|shows|indicate|indicates|"
@@ -43,8 +48,7 @@ _FRAMES = [re.compile(p, re.I) for p in (
     r"^\s*(?:i|we)\s+(?:can\s+|could\s+|would\s+|do\s+)?(?:say|think|believe|conclude|see|note|found|find)"
     r"\s+(?:that\s+)?",
     _REPORTING.pattern,
-    r"^\s*(?:the\s+|my\s+)?(?:(?:correct|final|short|likely|best|right)\s+)?answer(?:\s+to\s+(?:the|this|your)\s+"
-    r"question)?\s+(?:is|was|would\s+be|must\s+be|appears\s+to\s+be|seems\s+to\s+be)\s*:?\s+",
+    rf"^\s*{_ANSWER_NOUN}\s+(?:is|was|would\s+be|must\s+be|appears\s+to\s+be|seems\s+to\s+be)\s*:?\s+",
     r"^\s*(?:it|this|that)\s+(?:is|was|would\s+be|must\s+be|appears\s+to\s+be|seems\s+to\s+be)\s+(?=\S)",
     r"(?:,|\s+[-\u2013\u2014])?\s+(?:as|according\s+to|based\s+on|per|from)\s+(?:(?:stated|shown|noted|reported|"
     r"given|mentioned|described|written|listed)\s+(?:in|by)\s+)?(?:(?:the|what|these|those)\s+(?:\w+\s+){0,3}?"
@@ -82,7 +86,8 @@ _CITATIONS = re.compile(r"\s*\[\d{1,2}(?:\s*[,\u2013-]\s*\d{1,2})*\]")
 """A citation mark in square brackets, "[1]", "[2, 3]": a pointer to a passage, not a claim."""
 _NUMBERED_PASSAGE = re.compile(r"\b(?:passages?|sources?|documents?)\s*#?\d{1,2}\b", re.I)
 """A passage named by its number in the answer's frame: "Ada Lind, according to passage 1." is
-"according to the passage"."""
+"according to the passage". Narrower than `_NUMBERED_SOURCE`, which reads a remark already
+known to speak of the reading: across the whole answer, "results 3" or "fact 12" may be a claim."""
 _SECTION_LABEL = re.compile(r"^\s*(?:[-*>#]+\s*)?(?:\*\*|__)?([A-Za-z][A-Za-z ]{0,24}?)(?:\*\*|__)?\s*:")
 REMARK_SECTIONS = frozenset("""explanation reasoning reason reasons rationale justification source sources evidence
 reference references citation citations note notes confidence support supporting context caveat caveats details
@@ -94,14 +99,12 @@ _DETERMINER_NO = re.compile(r"\bno(?=\s+[a-z])", re.I)
 no." is."""
 _STATES_THE_ANSWER = re.compile(r"\b(?:answer|it|this|that)\s+(?:is|was|would\s+be|must\s+be)\s+\S", re.I)
 """A clause that goes on after "the answer is" holds the answer: "The answer is two, ..." claims two."""
-_STATES_ITS_ANSWER = re.compile(r"(?:^|[,:]\s+|\b(?:so|thus|therefore|hence)\s+)(?:the\s+|my\s+)?(?:(?:correct|final|"
-                                r"short|likely|best|right)\s+)?answer(?:\s+to\s+(?:the|this|your)\s+question)?\s+"
-                                r"(?:is|would\s+be|must\s+be)\b|^\W*(?:(?:final|short|correct)\s+)?answer\W*:", re.I)
+_STATES_ITS_ANSWER = re.compile(rf"(?:^|[,:]\s+|\b{_CONCLUDING_WORD}\s+){_ANSWER_NOUN}\s+(?:is|would\s+be|must\s+be)\b"
+                                r"|^\W*(?:(?:final|short|correct)\s+)?answer\W*:", re.I)
 """A sentence that states the answer as the answer: "So the answer is X.", "Answer: X"."""
-_CONCLUDING = re.compile(r"^\s*(?:so|thus|therefore|hence)\b,?\s*(?=(?:the\s+|my\s+)?(?:\w+\s+)?answer\b|it\s+(?:is|was)\b)",
-                         re.I)
-"""The word that opens a conclusion: "So the answer is X." states "the answer is X"; "Thus Ended
-the Feud" is a title."""
+_CONCLUDING = re.compile(rf"^\s*{_CONCLUDING_WORD}\b,?\s*(?=(?:the\s+|my\s+)?(?:\w+\s+)?answer\b|it\s+(?:is|was)\b)", re.I)
+"""The conclusion's opening word before the answer it states: "So the answer is X." states "the
+answer is X"; "Thus Ended the Feud" is a title."""
 _OWN_CLAIMS = frozenset("yes no answer answers".split())
 """Words that make a remark a claim: "The passages say no.", "The question's answer is ..."."""
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z\"'*(])|\s*\n\s*(?=[A-Z\"'*(])")
@@ -174,11 +177,11 @@ def without_remarks(answer: str) -> str:
     reasoning that led there, and the claim is that sentence's. One sentence at least is kept,
     the claim's own."""
     parts = _SENTENCE_END.split(answer.strip())
-    stated = [i for i, part in enumerate(parts) if _STATES_ITS_ANSWER.search(part)]
-    if stated and stated[-1] > 0:
-        parts = [_CONCLUDING.sub("", parts[stated[-1]], count=1), *parts[stated[-1] + 1:]]
-    kept = [part for part in parts if reports_a_claim(part) or not only_about_the_reading(part)]
-    return " ".join(kept or parts) if len(kept) < len(parts) or stated and stated[-1] > 0 else answer
+    stating = max((i for i, part in enumerate(parts) if _STATES_ITS_ANSWER.search(part)), default=0)
+    if stating:
+        parts = [_CONCLUDING.sub("", parts[stating], count=1), *parts[stating + 1:]]
+    kept = [part for part in parts if reports_a_claim(part) or not only_about_the_reading(part)] or parts
+    return " ".join(kept) if stating or len(kept) < len(parts) else answer
 
 
 def without_remark_sections(answer: str) -> str:
@@ -186,14 +189,14 @@ def without_remark_sections(answer: str) -> str:
     ("**Answer:** Ada Lind\n\n**Explanation:** The second passage names her." claims "**Answer:**
     Ada Lind"): a line opening with a label of `REMARK_SECTIONS` and the lines after it, up to the
     next labelled line. What is left must say something, or the answer is kept whole."""
-    kept, in_remark = [], False
-    for line in answer.split("\n"):
+    lines, kept, in_remark = answer.split("\n"), [], False
+    for line in lines:
         if label := _SECTION_LABEL.match(line):
             in_remark = label.group(1).strip().lower() in REMARK_SECTIONS
         if not in_remark:
             kept.append(line)
     left = "\n".join(kept).strip()
-    return left if left and len(kept) < len(answer.split("\n")) else answer
+    return left if left and len(kept) < len(lines) else answer
 
 
 def claim(answer: str) -> str:
