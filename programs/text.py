@@ -12,7 +12,10 @@ import functools
 import re
 import unicodedata
 from collections.abc import Callable
+from decimal import Decimal
 from difflib import get_close_matches
+
+from text_to_num import alpha2digit
 
 _WORD = re.compile(r"[\w.]+")
 QUESTION_WORDS = frozenset("who whom whose what when where which why how is are was were do does did".split())
@@ -95,6 +98,22 @@ NUMBER_WORDS = {str(i): w for i, w in enumerate("zero one two three four five si
 DIGITS_OF_NUMBER_WORDS = {word: digit for digit, word in NUMBER_WORDS.items()}
 
 
+_THOUSANDS_SEPARATOR = re.compile(r"(?<=\d),(?=\d{3}(?!\d))")
+_SCALED_NUMBER = re.compile(r"\b(\d+(?:\.\d+)?)\s+(thousand|million|billion|trillion)\b", re.I)
+_SCALES = {"thousand": 3, "million": 6, "billion": 9, "trillion": 12}
+_ORDINAL_SUFFIX = re.compile(r"\b(\d+)(?:st|nd|rd|th)\b", re.I)
+
+
+def in_digits(text: str) -> str:
+    """The text with its numbers written one way, so that a number said in another format than a
+    passage's is the same number: "1,200" is "1200", "1.2 million" is "1200000", "twenty-five"
+    is "25" and "third" is "3" (words read by text2num's `alpha2digit`, which leaves "one" or
+    "two" alone, as `DIGITS_OF_NUMBER_WORDS` reads them), "3rd" is "3"."""
+    text = _THOUSANDS_SEPARATOR.sub("", text)
+    text = _SCALED_NUMBER.sub(lambda m: format((Decimal(m[1]) * 10 ** _SCALES[m[2].lower()]).normalize(), "f"), text)
+    return _ORDINAL_SUFFIX.sub(r"\1", alpha2digit(text, "en"))
+
+
 def without_opening_word(sentence: str) -> str:
     """The sentence after its opening word, which grammar capitalizes ("Describe", "Were", "Qui")."""
     return sentence.split(maxsplit=1)[1] if len(sentence.split()) > 1 else ""
@@ -166,7 +185,21 @@ def acronyms(text: str) -> set[str]:
     """What the text's names of several capitalized words are shortened to (their `initials`): a
     question's "UN" is said by a passage that writes "the United Nations", "CBC" by "Canadian
     Broadcasting Corporation"."""
-    return {initials(run) for run in _CAPITALIZED_RUN.findall(text)}
+    return {initials(run) for run in long_names(text)}
+
+
+def long_names(text: str) -> list[str]:
+    """The text's names of several capitalized words, which an acronym may stand for ("United
+    Nations", "Bank of Tarbury"; not a sentence's "The")."""
+    return _CAPITALIZED_RUN.findall(text)
+
+
+_ACRONYM = re.compile(r"\b[A-Z]{2,6}\b|\b(?:[A-Z]\.){2,6}")
+
+
+def written_acronyms(text: str) -> set[str]:
+    """The acronyms the text writes, lowercased without dots: "UN", "U.S." (as "un", "us")."""
+    return {a.replace(".", "").lower() for a in _ACRONYM.findall(text)}
 
 
 def key_terms(query: str) -> list[str]:

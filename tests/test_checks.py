@@ -262,6 +262,52 @@ def test_a_full_name_is_read_where_the_facts_hold_its_surname():
     assert "no passage read holds" in unsupported_reason("Ada Brook", pad)
 
 
+NUMBERS = [  # (what a passage writes, the question, the same number as a capable model writes it)
+    ("The Vey bridge cost 1,200 crowns in 1911.", "How much did the Vey bridge cost?", "1200 crowns"),
+    ("The Vey bridge cost 1200 crowns in 1911.", "How much did the Vey bridge cost?", "1,200 crowns"),
+    ("Tarbury had 1.2 million visitors last year.", "How many visitors did Tarbury have?", "about 1,200,000"),
+    ("Tarbury had 12,000,000 visitors last year.", "How many visitors did Tarbury have?", "12 million"),
+    ("The Lundby fair opens on the 3rd of March.", "When does the Lundby fair open?", "March 3"),
+    ("The Lundby fair opens on March 3.", "When does the Lundby fair open?", "the third of March"),
+    ("The Tarbury choir has twenty-five members.", "How many members does the Tarbury choir have?", "25"),
+    ("The Tarbury choir has 25 members.", "How many members does the Tarbury choir have?", "twenty-five members"),
+    ("Ada Brandt finished third in the Lundby race.", "Where did Ada Brandt finish in the Lundby race?", "3rd"),
+    ("Olaf Sund lived to the age of 90.", "How old was Olaf Sund when he died?", "ninety"),
+]
+
+
+@pytest.mark.parametrize("passage, question, answer", NUMBERS)
+def test_a_number_in_another_format_than_the_passages_is_the_same_number(passage, question, answer):
+    pad = Scratchpad(question=question, facts=[Fact(source="t", title="Notes", text=passage, step=1)])
+    assert unsupported_reason(answer, pad) is None
+
+
+@pytest.mark.parametrize("passage, question, answer, named", [
+    ("The Vey bridge cost 1,200 crowns in 1911.", "How much did the Vey bridge cost?", "1300 crowns", "1300"),
+    ("Tarbury had 1.2 million visitors last year.", "How many visitors did Tarbury have?", "12 million", "12000000"),
+    ("Tarbury had 12,000 visitors last year.", "How many visitors did Tarbury have?", "12 million", "12000000"),
+    ("The Tarbury choir has twenty-five members.", "How many members does the Tarbury choir have?", "35", "35"),
+    ("Ada Brandt finished third in the Lundby race.", "Where did Ada Brandt finish in the Lundby race?", "2nd", "2"),
+    ("The Lundby fair opens on March 3.", "When does the Lundby fair open?", "March 13", "13"),
+])
+def test_another_number_is_still_named(passage, question, answer, named):
+    pad = Scratchpad(question=question, facts=[Fact(source="t", title="Notes", text=passage, step=1)])
+    assert named in (unsupported_reason(answer, pad) or ""), unsupported_reason(answer, pad)
+
+
+def test_a_name_written_out_is_read_where_a_passage_writes_its_acronym():
+    pad = Scratchpad(question="Which body did Olaf Sund join in 1960?")
+    pad.facts.append(Fact(source="t", title="Olaf Sund", text="Olaf Sund joined the NPA in 1960 as a painter.", step=1))
+    assert unsupported_reason("the Norvanian Painters Association", pad) is None
+    assert "no passage read holds" in unsupported_reason("the Lundby Art Society", pad)
+
+
+def test_a_capable_models_number_in_its_own_format_is_the_answer(use_lm):
+    choir = LocalCorpusSearch(CorpusIndex.build([Passage("choir", "Tarbury choir", "The Tarbury choir has twenty-five members.")]))
+    pred = ask(choir, "How many members does the Tarbury choir have?", "It has 25 members.", use_lm, profile="capable")
+    assert (pred.answer, pred.answer_origin, pred.replaced_because) == ("It has 25 members.", "lm", None)
+
+
 GUILD = [Passage(id="guild", title="Tarbury Writers Guild",
                  text="The Tarbury Writers Guild was founded in 1903 by the poet Ada Lind. It meets in the old mill."),
          Passage(id="mill", title="Tarbury mill", text="The old mill of Tarbury grinds oats for the valley.")]

@@ -2,9 +2,9 @@
 
 import re
 
-from deltaseek.programs.text import (DIGITS_OF_NUMBER_WORDS, NUMBER_WORDS, acronyms, capitalized_run, initials,
-                                     meaningful_tokens, named_entities, sentence_names, stem, stems,
-                                     without_opening_word, words)
+from deltaseek.programs.text import (DIGITS_OF_NUMBER_WORDS, NUMBER_WORDS, acronyms, capitalized_run, in_digits,
+                                     initials, long_names, meaningful_tokens, named_entities, sentence_names, stem,
+                                     stems, without_opening_word, words, written_acronyms)
 
 
 def test_words_split_where_the_script_changes_but_not_inside_a_latin_word():
@@ -67,6 +67,15 @@ def test_a_capitalized_run_takes_the_small_words_it_is_told_to():
 def test_acronyms_are_the_initials_of_names_of_several_words():
     assert initials("Canadian Broadcasting Corporation") == "cbc"
     assert acronyms("It joined the United Nations and the Bank of Tarbury.") == {"un", "bt"}
+    assert long_names("The United Nations met.") == ["United Nations"]  # a sentence's "The" is no part of it
+    assert written_acronyms("She left the U.S. for the UN, OK?") == {"us", "un", "ok"}
+
+
+def test_numbers_are_written_one_way():
+    assert in_digits("It cost 1,200 crowns.") == "It cost 1200 crowns."
+    assert in_digits("1.2 million and 3.5 billion") == "1200000 and 3500000000"
+    assert in_digits("twenty-five members, the third time, the 19th century") == "25 members, the 3 time, the 19 century"
+    assert in_digits("one of two, 1,5 kg, 1,2345") == "one of two, 1,5 kg, 1,2345"  # small words and decimal commas stay
 
 
 def test_the_guardrails_read_a_questions_subjects_so():

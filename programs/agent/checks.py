@@ -24,9 +24,9 @@ from deltaseek.programs.agent.guardrails import (COPIED_WORDS, DSPY_PLACEHOLDERS
 from deltaseek.programs.agent.learned_reader import (expected_answer_types, facts_rarity, fits_type, question_options,
                                                      question_support, sentences)
 from deltaseek.programs.agent.scratchpad import Fact, Scratchpad
-from deltaseek.programs.text import (DIGITS_OF_NUMBER_WORDS, QUESTION_WORDS, capitalized_run, initials,
-                                     meaningful_tokens, named_entities, normalize_query, stem, stopwords,
-                                     without_opening_word)
+from deltaseek.programs.text import (DIGITS_OF_NUMBER_WORDS, QUESTION_WORDS, capitalized_run, in_digits, initials,
+                                     long_names, meaningful_tokens, named_entities, normalize_query, stem,
+                                     stopwords, without_opening_word, written_acronyms)
 from deltaseek.signatures import ANSWERABILITY
 
 DUMPED_WORDS = 30
@@ -53,10 +53,12 @@ def claimed_names(text: str) -> list[str]:
 
 
 def _words(text: str) -> set[str]:
-    """Meaningful words cut to five letters, numbers in words read as digits ("two" is "2"); a
-    stopword that ends a sentence ("founded it.") is a stopword still."""
+    """Meaningful words cut to five letters, numbers written one way (`in_digits`; "two" is "2")
+    and kept whole, so that "12000000" is not "12000"; a stopword that ends a sentence ("founded
+    it.") is a stopword still."""
     skip = stopwords()
-    return {stem(DIGITS_OF_NUMBER_WORDS.get(w, w)) for w in meaningful_tokens(text) if w not in skip}
+    said = (DIGITS_OF_NUMBER_WORDS.get(w, w) for w in meaningful_tokens(in_digits(text)) if w not in skip)
+    return {w if w.isdigit() else stem(w) for w in said}
 
 
 def _read(pad: Scratchpad) -> set[str]:
@@ -103,6 +105,11 @@ def unsupported_reason(answer: str, pad: Scratchpad) -> str | None:
     # a full name whose last word the facts hold is read: the surname stands for it ("Lind" said, "Ada Lind" answered)
     for run in _FULL_NAME.findall(said):
         if _words(run.split()[-1]) <= read:
+            read = read | _words(run)
+    # a name written out whose acronym a passage writes is read: "the United Nations" said, "the UN" read
+    shortened = written_acronyms(facts_text)
+    for run in long_names(said):
+        if initials(run) in shortened:
             read = read | _words(run)
     unread_names = sorted(n for n in names - read - asked if not abbreviates(n, facts_text))
     if unread_names:
