@@ -295,6 +295,15 @@ def test_another_number_is_still_named(passage, question, answer, named):
     assert named in (unsupported_reason(answer, pad) or ""), unsupported_reason(answer, pad)
 
 
+def test_a_count_of_years_is_worked_out_from_two_years_read():
+    pad = Scratchpad(question="How old was Olaf Sund when he died?")
+    pad.facts.append(Fact(source="t", title="Olaf Sund", text="Olaf Sund (1934 - 2001) was a Norvanian painter.", step=1))
+    assert unsupported_reason("He was 67.", pad) is None and unsupported_reason("66", pad) is None
+    assert "no passage read holds 70" in unsupported_reason("70", pad)
+    pad.question = "How many paintings did Olaf Sund make?"  # a count of other things is not worked out from years
+    assert "no passage read holds 67" in unsupported_reason("67", pad)
+
+
 def test_a_name_written_out_is_read_where_a_passage_writes_its_acronym():
     pad = Scratchpad(question="Which body did Olaf Sund join in 1960?")
     pad.facts.append(Fact(source="t", title="Olaf Sund", text="Olaf Sund joined the NPA in 1960 as a painter.", step=1))

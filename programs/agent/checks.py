@@ -111,7 +111,8 @@ def unsupported_reason(answer: str, pad: Scratchpad) -> str | None:
     for run in long_names(said):
         if initials(run) in shortened:
             read = read | _words(run)
-    unread_names = sorted(n for n in names - read - asked if not abbreviates(n, facts_text))
+    derived = years_between(read) if _ASKS_A_SPAN_OF_YEARS.search(pad.question) else set()
+    unread_names = sorted(n for n in names - read - asked - derived if not abbreviates(n, facts_text))
     if unread_names:
         return f"no passage read holds {', '.join(unread_names)}"
     others = {w for w in _words(said) - names - asked if not abbreviates(w, facts_text)}
@@ -123,6 +124,17 @@ def unsupported_reason(answer: str, pad: Scratchpad) -> str | None:
     if cut and len(unread) > len(cut) / 2 and (not names or len(unread) > NAME_QUALIFIERS):
         return f"most of the answer's words are in no passage read ({', '.join(sorted(unread)[:4])})"
     return None
+
+
+_ASKS_A_SPAN_OF_YEARS = re.compile(r"\bhow (?:old|many years|long)\b|\bage\b|\byears? (?:apart|between|after|before|later|earlier)\b", re.I)
+"""A question whose answer is a count of years, which a capable model works out from two years read."""
+
+
+def years_between(read: set[str]) -> set[str]:
+    """The numbers of years between two years the passages give, and one fewer (an age at death
+    depends on the birthday): "1934" and "2001" read, "67" or "66" said."""
+    years = sorted({int(w) for w in read if w.isdigit() and len(w) == 4})
+    return {str(later - earlier - k) for i, earlier in enumerate(years) for later in years[i + 1:] for k in (0, 1)}
 
 
 NAME_QUALIFIERS = 2
