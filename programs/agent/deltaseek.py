@@ -19,7 +19,8 @@ from deltaseek.programs.agent.evidence import Reading, read_evidence
 from deltaseek.programs.agent.fallbacks import clean_items, heuristic_task_kind
 from deltaseek.programs.agent.final import finish
 from deltaseek.programs.agent.learned_reader import ReaderModel, shipped_reader
-from deltaseek.programs.agent.lm_faults import raise_if_fatal, record_lm_fault
+from deltaseek.programs.agent.lenient_reply import read_or_raise, texts_as_written
+from deltaseek.programs.agent.lm_faults import UNREADABLE_ERRORS, raise_if_fatal, record_lm_fault
 from deltaseek.programs.agent.moves import (Move, admit_call, check_refinement, dispose, move_outputs, program_move,
                                             recover_text_call, trace_what_was_done)
 from deltaseek.programs.agent.policy import Verdict, answerability_settled, count_model_move, steering, stop_verdict
@@ -260,7 +261,16 @@ class DeltaSeek(dspy.Module):
     def call_lm(self, pad: Scratchpad, predictor: dspy.Predict, **inputs) -> dspy.Prediction:
         """Every LM call of a run goes through here, so `pad.lm_calls` counts them."""
         pad.lm_calls += 1
-        return predictor(**inputs)
+        signature = inputs.get("signature") or predictor.signature
+        try:
+            prediction = predictor(**inputs)
+            read_as = texts_as_written(prediction, signature)
+        except Exception as exc:
+            if type(exc).__name__ not in UNREADABLE_ERRORS:
+                raise
+            prediction, read_as = read_or_raise(exc)  # a near miss of a field's type is read as what it says
+        pad.read_leniently += [f"{signature.__name__}: {r}" for r in read_as]
+        return prediction
 
     def execute(self, pad: Scratchpad, move: Move) -> None:
         try:

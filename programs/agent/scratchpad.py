@@ -117,6 +117,9 @@ class Scratchpad(BaseModel):
     consecutive_lm_failures: int = 0
     lm_faults: list[LMFault] = Field(default_factory=list)
     """LM calls the run went on without: rate-limited, failed, or a reply that could not be read."""
+    read_leniently: list[str] = Field(default_factory=list)
+    """Replies DSPy's adapter refused for a near miss of a field's type, read as what they say
+    (`lenient_reply`): "Synthesize: answerability 'Direct' as 'direct'"."""
 
     @property
     def program_moves(self) -> bool:
