@@ -260,6 +260,14 @@ def test_a_full_name_is_read_where_the_facts_hold_its_surname():
     pad.facts.append(Fact(source="t", title="Tern (compiler)", text="Lind has said she designed Tern in 1990.", step=1))
     assert unsupported_reason("Ada Lind", pad) is None
     assert "no passage read holds" in unsupported_reason("Ada Brook", pad)
+    assert unsupported_reason("Dr. Ada Lind", pad) is None  # a title abbreviated before a name read
+
+
+def test_a_name_with_a_word_abbreviated_is_the_name_read():
+    pad = Scratchpad(question="Where is the Lindor observatory?")
+    pad.facts.append(Fact(source="t", title="Lindor", text="The observatory stands on Mount Lindor above Tarbury.", step=1))
+    assert unsupported_reason("On Mt. Lindor", pad) is None
+    assert "no passage read holds" in unsupported_reason("On Mt. Rask", pad)
 
 
 NUMBERS = [  # (what a passage writes, the question, the same number as a capable model writes it)

@@ -35,8 +35,9 @@ answer; a shorter stretch of a passage ("baking and brewing") is how answers are
 _YES_NO = re.compile(r"^\s*(?:yes|no)\b", re.I)
 _YES_NO_LAST = re.compile(r"\b(?:yes|no)[.!]?\s*$", re.I)
 """A yes or no that closes the sentence ("Both are in Norway, so yes."): the answer to a yes/no question."""
-_FULL_NAME = re.compile(capitalized_run(r"[A-Z][\w'’-]*", then=r"[A-Z][\w'’.-]*"))
-"""Capitalized words in a row, initials after the first: "Ada Lind", "Ada M. Lind"."""
+_FULL_NAME = re.compile(capitalized_run(r"(?:[A-Z][a-z]{0,2}\.|[A-Z][\w'’-]*)", then=r"[A-Z][\w'’.-]*"))
+"""Capitalized words in a row, initials after the first, a title or a short word abbreviated
+first: "Ada Lind", "Ada M. Lind", "Dr. Ada Lind", "Mt. Lindor"."""
 _ABBREVIATED_RUN = re.compile(capitalized_run(r"[A-Z][\w'’-]*", "of|and|for|the|de", several_small=True))
 """A name an abbreviation stands for: "United States", "National Aeronautics and Space Administration"."""
 
@@ -106,7 +107,7 @@ def unsupported_reason(answer: str, pad: Scratchpad) -> str | None:
     for run in _FULL_NAME.findall(said):
         if _words(run.split()[-1]) <= read:
             read = read | _words(run)
-    # a name written out whose acronym a passage writes is read: "the United Nations" said, "the UN" read
+    # a name written out whose acronym a passage writes is read: "the Tarbury Rowing Club" said, "the TRC" read
     shortened = written_acronyms(facts_text)
     for run in long_names(said):
         if initials(run) in shortened:
