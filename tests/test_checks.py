@@ -83,6 +83,8 @@ FRAMES = [
     "{answer}, according to passage 1.",
     "The answer is {answer} [1][3].",
     "Looking at the passages, the relevant one covers this. So the answer is {answer}.",
+    "1. {answer}",
+    "{answer}. Confidence: 90%",
 ]
 """Sentences a capable model puts round its answer, written here by hand."""
 RIGHT_ANSWERS = [

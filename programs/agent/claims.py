@@ -45,6 +45,7 @@ _REPORTING = re.compile(
 _FRAMES = [re.compile(p, re.I) for p in (
     r"^\s*(?:\*\*|__|[\"'“‘`])+|(?:\*\*|__|[\"'”’`])+(?=[.!]?\s*$)",  # markdown bold, quotes round the answer
     r"^\s*(?:the\s+)?(?:final\s+|short\s+|correct\s+)?answer\s*:\s*",  # a label: "Answer: ..."
+    r"^\s*1[.)]\s+(?=\S)",  # the marker of a numbered list's first item: "1. Ada Lind"
     r"^\s*(?:i|we)\s+(?:can\s+|could\s+|would\s+|do\s+)?(?:say|think|believe|conclude|see|note|found|find)"
     r"\s+(?:that\s+)?",
     _REPORTING.pattern,
@@ -172,7 +173,8 @@ def without_remarks(answer: str) -> str:
     """The answer without the sentences beside it that only remark on the reading ("The passages
     discuss this directly. The answer is X." claims "The answer is X."): a sentence whose subject
     is the passages or the reader, that reports nothing ("The passages state that ..." reports a
-    claim) and names nothing. Where a later sentence states the answer ("Looking at the passages,
+    claim) and names nothing, or a remark's labelled section written in the same line ("X.
+    Confidence: 90%"). Where a later sentence states the answer ("Looking at the passages,
     the relevant one covers this. So the answer is X."), the sentences before it are the
     reasoning that led there, and the claim is that sentence's. One sentence at least is kept,
     the claim's own."""
@@ -180,8 +182,16 @@ def without_remarks(answer: str) -> str:
     stating = max((i for i, part in enumerate(parts) if _STATES_ITS_ANSWER.search(part)), default=0)
     if stating:
         parts = [_CONCLUDING.sub("", parts[stating], count=1), *parts[stating + 1:]]
-    kept = [part for part in parts if reports_a_claim(part) or not only_about_the_reading(part)] or parts
+    kept = [part for part in parts if (reports_a_claim(part) or not only_about_the_reading(part))
+            and not is_remark_section(part)] or parts
     return " ".join(kept) if stating or len(kept) < len(parts) else answer
+
+
+def is_remark_section(text: str) -> bool:
+    """Whether the text opens with the label of a section that remarks on the answer
+    (`REMARK_SECTIONS`): "Confidence: high", "**Source:** the second passage"."""
+    label = _SECTION_LABEL.match(text)
+    return bool(label) and label.group(1).strip().lower() in REMARK_SECTIONS
 
 
 def without_remark_sections(answer: str) -> str:
@@ -191,8 +201,8 @@ def without_remark_sections(answer: str) -> str:
     next labelled line. What is left must say something, or the answer is kept whole."""
     lines, kept, in_remark = answer.split("\n"), [], False
     for line in lines:
-        if label := _SECTION_LABEL.match(line):
-            in_remark = label.group(1).strip().lower() in REMARK_SECTIONS
+        if _SECTION_LABEL.match(line):
+            in_remark = is_remark_section(line)
         if not in_remark:
             kept.append(line)
     left = "\n".join(kept).strip()
