@@ -87,21 +87,23 @@ def read_outcome(pred: Any) -> Outcome:
 
 ABSTENTION_PATTERNS = [re.compile(p, re.IGNORECASE) for p in (
     r"\bno (relevant |reliable |public |publicly available |such )?"
-    r"(information|info|data|details|records?|results?|answers?|evidence|mentions?|sources?)\b",
+    r"(information|info|data|details|records?|results?|answers?|evidence|mentions?|references?|sources?)\b",
     r"\b(could|can|ca|was|were|is|are)(n['\u2019]?t| ?not)\b.{0,40}?\b(find|found|determine|determined|locate|"
     r"located|answer|answered|identify|identified|verify|verified|confirm|confirmed|establish|established)\b",
     r"\bunable to (find|determine|locate|answer|identify|verify|confirm|establish)\b",
     r"\b(do|does)(n['\u2019]t| not) know\b",
     r"\bnot (be )?(found|determined|known)\b",
     r"\b(unknown|unanswerable)\b",
-    r"\b(insufficient|not enough) (information|info|data|details|evidence|context)\b",
+    r"\b(insufficient|not enough|(do|does|did)(n['\u2019]t| not) have (enough|sufficient)) (information|info|data|details|evidence|context)\b",
     r"\b(do|does|did)(n['\u2019]t| not) (say|state|mention|give|tell|specify)\b",
     r"\b(passages?|sources?|texts?|documents?|results?|context|information)( provided| given| found)? "
     r"(do|does|did)(n['\u2019]t| not) (contain|include|provide|cover|address|answer|hold|name|discuss)\b",
     r"\bnot (stated|mentioned|given|specified|said|provided|addressed)\b",
     r"\bnot ((available|present|included|contained) )?(in|among|within|from) (the|these|those|any) (\w+ ){0,2}"
     r"(passages?|sources?|texts?|documents?|results?|context)\b",
-    r"\b(none of|nothing in) the (\w+ ){0,2}(passages|sources|texts|documents|results)\b",
+    r"\b(none of the (\w+ ){0,2}(passages|sources|texts|documents|results)|nothing in the (\w+ ){0,2}"
+    r"(passages?|sources?|texts?|documents?|results?|context))\b",
+    r"\bunclear (from|in) (the|these|those|what) (\w+ ){0,2}(passages?|sources?|texts?|documents?|results?|context|found|read)\b",
     r"\b(is|are) silent (on|about)\b",
     r"\b(not |im)possible to (tell|say|determine|know|answer)\b",
     r"^\W*n/a\W*$",
@@ -110,7 +112,8 @@ ABSTENTION_PATTERNS = [re.compile(p, re.IGNORECASE) for p in (
 information was found", "I could not find it", "The passages do not contain the answer", "This
 is not provided", "It is not in the sources", "None of the passages answer it", "Nothing in the
 sources says", "The information provided does not answer this", "The sources are silent on this", "It is impossible to tell", "Not enough
-information", "It is not available in these sources", "N/A". A verb that
+information", "I don't have enough information", "It is not available in these sources", "Nothing in
+the text answers this", "The passages make no reference to it", "Unclear from the sources", "N/A". A verb that
 may be a claim of its own ("does not contain") declines only with the passages as its subject."""
 
 

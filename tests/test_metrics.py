@@ -98,6 +98,13 @@ def test_answer_metrics_on_unlikely_reward_only_abstention():
     ("N/A", "direct", True),
     ("Answer: Not enough information to answer.", "direct", True),
     ("That detail is not available in these sources.", "direct", True),
+    ("I don't have enough information to answer that.", "direct", True),
+    ("Nothing in the retrieved text answers this.", "direct", True),
+    ("The passages make no reference to a founder.", "direct", True),
+    ("Unclear from the sources.", "direct", True),
+    ("The mill's origin is unclear in these documents.", "direct", True),
+    ("The choir does not have enough members to perform.", "direct", False),  # "enough" of something else
+    ("Its meaning is unclear, scholars say.", "direct", False),
     ("Xyzzyville has 12,000 inhabitants.", "direct", False),
     ("Jim Tressel", "direct", False),
     ("Na", "direct", False),                                   # a chemical symbol, not "N/A"
