@@ -8,6 +8,7 @@ one): "before" or "between" is a stopword to the checks and still a term the ind
 
 from __future__ import annotations
 
+import calendar
 import functools
 import re
 import unicodedata
@@ -104,11 +105,16 @@ _SCALES = {"thousand": 3, "million": 6, "billion": 9, "trillion": 12}
 _ORDINAL_SUFFIX = re.compile(r"\b(\d+)(?:st|nd|rd|th)\b", re.I)
 
 
+_ISO_DATE = re.compile(r"\b(\d{4})-(0[1-9]|1[0-2])-(0[1-9]|[12]\d|3[01])\b")
+
+
 def in_digits(text: str) -> str:
     """The text with its numbers written one way, so that a number said in another format than a
     passage's is the same number: "1,200" is "1200", "1.2 million" is "1200000", "twenty-five"
     is "25" and "third" is "3" (words read by text2num's `alpha2digit`, which leaves "one" or
-    "two" alone, as `DIGITS_OF_NUMBER_WORDS` reads them), "3rd" is "3"."""
+    "two" alone, as `DIGITS_OF_NUMBER_WORDS` reads them), "3rd" is "3", and a date written
+    "1905-07-01" is "1 July 1905"."""
+    text = _ISO_DATE.sub(lambda m: f"{int(m[3])} {calendar.month_name[int(m[2])]} {m[1]}", text)
     text = _THOUSANDS_SEPARATOR.sub("", text)
     text = _SCALED_NUMBER.sub(lambda m: format((Decimal(m[1]) * 10 ** _SCALES[m[2].lower()]).normalize(), "f"), text)
     return _ORDINAL_SUFFIX.sub(r"\1", alpha2digit(text, "en"))

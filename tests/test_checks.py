@@ -283,6 +283,7 @@ NUMBERS = [  # (what a passage writes, the question, the same number as a capabl
     ("The Tarbury choir has 25 members.", "How many members does the Tarbury choir have?", "twenty-five members"),
     ("Ada Brandt finished third in the Lundby race.", "Where did Ada Brandt finish in the Lundby race?", "3rd"),
     ("Olaf Sund lived to the age of 90.", "How old was Olaf Sund when he died?", "ninety"),
+    ("The Lundby canal opened on 1 July 1905.", "When did the Lundby canal open?", "1905-07-01"),
 ]
 
 

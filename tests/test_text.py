@@ -76,6 +76,7 @@ def test_numbers_are_written_one_way():
     assert in_digits("1.2 million and 3.5 billion") == "1200000 and 3500000000"
     assert in_digits("twenty-five members, the third time, the 19th century") == "25 members, the 3 time, the 19 century"
     assert in_digits("one of two, 1,5 kg, 1,2345") == "one of two, 1,5 kg, 1,2345"  # small words and decimal commas stay
+    assert in_digits("It opened on 1905-07-01.") == "It opened on 1 July 1905."
 
 
 def test_the_guardrails_read_a_questions_subjects_so():

@@ -269,7 +269,9 @@ class DeltaSeek(dspy.Module):
             if type(exc).__name__ not in UNREADABLE_ERRORS:
                 raise
             prediction, read_as = read_or_raise(exc)  # a near miss of a field's type is read as what it says
-        pad.read_leniently += [f"{signature.__name__}: {r}" for r in read_as]
+        if read_as:
+            call = next((name for name, p in self.named_predictors() if p is predictor), signature.__name__)
+            pad.read_leniently += [f"{call}: {r}" for r in read_as]
         return prediction
 
     def execute(self, pad: Scratchpad, move: Move) -> None:

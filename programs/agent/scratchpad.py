@@ -119,7 +119,7 @@ class Scratchpad(BaseModel):
     """LM calls the run went on without: rate-limited, failed, or a reply that could not be read."""
     read_leniently: list[str] = Field(default_factory=list)
     """Replies DSPy's adapter refused for a near miss of a field's type, read as what they say
-    (`lenient_reply`): "Synthesize: answerability 'Direct' as 'direct'"."""
+    (`lenient_reply`), by the call: "synthesize: answerability 'Direct' as 'direct'"."""
 
     @property
     def program_moves(self) -> bool:
