@@ -84,3 +84,18 @@ def test_what_was_read_leniently_is_recorded_on_the_run(corpus, use_lm):
 def test_a_wrong_answer_read_leniently_is_still_checked(corpus, use_lm):
     pred, _ = run(corpus, use_lm, synthesis={**synth("x"), "answer": ["Mira Holt"], "answerability": "Direct"})
     assert pred.answer_origin != "lm" and "holt" in pred.replaced_because
+
+
+def test_a_reasoning_models_scratch_left_in_the_answer_is_left_out(corpus, use_lm):
+    pred, _ = run(corpus, use_lm, synthesis=synth("<think>The guild page names her.</think> Ada Lind", sources=["guild"]))
+    assert (pred.answer, pred.answer_origin) == ("Ada Lind", "lm")
+
+
+def test_a_chat_reply_with_caveats_as_bullets_is_read(corpus, use_lm):
+    chat = ("[[ ## answer ## ]]\nAda Lind\n\n[[ ## caveats ## ]]\n- Only one passage names her.\n- It gives no month.\n\n"
+            "[[ ## assumptions ## ]]\n[]\n\n[[ ## sources ## ]]\n[\"guild\"]\n\n[[ ## answerability ## ]]\ndirect\n\n"
+            "[[ ## completed ## ]]")
+    pred, _ = run(corpus, use_lm, synthesis=chat, adapter=dspy.ChatAdapter())
+    assert (pred.answer, pred.answer_origin) == ("Ada Lind", "lm")
+    assert pred.scratchpad.read_leniently == ["synthesize: caveats '- Only one passage names her.\\n- It gives no month.' as "
+                                              "['Only one passage names her.', 'It gives no month.']"]

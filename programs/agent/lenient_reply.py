@@ -20,7 +20,7 @@ from dspy.adapters.utils import parse_value
 
 _SECTION = re.compile(r"\[\[ ## (\w+) ## \]\]\s*(.*?)(?=\[\[ ## \w+ ## \]\]|\Z)", re.S)
 _BULLET = re.compile(r"^\s*(?:[-*\u2022]|\d+[.)])\s+")
-_NOTHING = frozenset({"", "none", "none.", "n/a", "[]", "nothing", "-"})
+_NOTHING = frozenset({"", "none", "none.", "n/a", "nothing", "-"})
 """What a list field written as a string says when it holds no item."""
 
 
@@ -89,7 +89,7 @@ def read_leniently(signature: type[dspy.Signature], reply: str) -> tuple[dict[st
             fields[name] = value if value is NO_LABEL else parse_value(value, annotation)
         except (ValueError, TypeError):
             return None
-        if fields[name] != written[name.lower()]:
+        if value != written[name.lower()]:  # a near miss taken, not DSPy's own reading of a text
             read_as.append(f"{name} {_short(written[name.lower()])} as {_short(fields[name])}")
     return fields, read_as
 
@@ -110,15 +110,20 @@ def _written_as(text: str) -> Any:
         return text
 
 
+_SCRATCH = re.compile(r"<(think|thinking|reasoning)>.*?</\1>\s*", re.S | re.I)
+"""A reasoning model's scratch, which some servers leave in the reply's text: "<think>...</think>"."""
+
+
 def texts_as_written(prediction: dspy.Prediction, signature: type[dspy.Signature]) -> list[str]:
     """Text fields that a reply wrote as a list of texts or a one-entry object, which DSPy's adapter
     turned into their Python form ("['Emil Varga', 'Jon Varga']"), set to the texts they hold
-    ("Emil Varga, Jon Varga"); returns what was read so."""
+    ("Emil Varga, Jon Varga"), and a reasoning model's scratch before a text left out; returns
+    what was read so."""
     read_as = []
     for name, field in signature.output_fields.items():
         value = prediction.get(name) if hasattr(prediction, "get") else None
         if field.annotation is str and isinstance(value, str):
-            text = near_miss(_written_as(value), str)
+            text = near_miss(_written_as(_SCRATCH.sub("", value).strip() or value), str)
             if isinstance(text, str) and text != value:
                 prediction[name] = text
                 read_as.append(f"{name} {_short(value)} as {_short(text)}")
