@@ -373,6 +373,7 @@ def test_a_wrong_answer_in_a_sentence_is_still_named_and_set_aside(answer, named
 
 def test_the_claim_of_an_answer_leaves_out_its_framing_only():
     assert checks.claim("Based on the passages, Ada Lind founded it.") == "Ada Lind founded it."
+    assert checks.claim("According to the Passages, Ada Lind founded it.") == "Ada Lind founded it."  # capitalized, no name
     # a remark on the reading beside the claim is frame; one with a name, a number, yes or no is a claim
     assert checks.claim("The sources discuss the guild at length. It was Ada Lind.") == "Ada Lind."
     assert checks.claim("Ada Lind (see passage 2)") == "Ada Lind"

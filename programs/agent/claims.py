@@ -133,7 +133,9 @@ def frames_the_answer(clause: str) -> bool:
     difficulty, as ...", "Yes, ...", "Paris, France"); of lone words only those that merely frame
     pass ("Certainly!")."""
     words = [w.lower().strip(".!?\"'") for w in clause.split()]
-    if len(words) > LEAD_IN_WORDS or re.search(r"\d", clause) or named_entities(" ".join(clause.split()[1:])):
+    # a word about the passages capitalized ("According to the Passages,") is no name
+    names = [n for n in named_entities(" ".join(clause.split()[1:])) if n.lower() not in ABOUT_ANSWERING]
+    if len(words) > LEAD_IN_WORDS or re.search(r"\d", clause) or names:
         return False
     if len(words) == 1:
         return words[0] in ONE_WORD_LEAD_INS
