@@ -113,6 +113,10 @@ _SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z\"'*(])|\s*\n\s*(?=[A-Z\"'*(])"
 on its own line with a remark on the next ("Ada Lind\n\nThe second passage says so.")."""
 
 
+READING_WORDS = frozenset("passage passages source sources fact facts evidence text texts document documents context "
+                          "search searches result results retrieved provided given".split())
+"""The nouns of `EVIDENCE_TALK`, for search results and the words that pick them out: what was
+read, never a name in a lead-in ("According to the Retrieved Passages,")."""
 ABOUT_ANSWERING = EVIDENCE_TALK | FRAME_WORDS
 """Every word a frame may hold: none of them is a claim."""
 BEING = frozenset("is was are were has had have will would".split())
@@ -133,8 +137,8 @@ def frames_the_answer(clause: str) -> bool:
     difficulty, as ...", "Yes, ...", "Paris, France"); of lone words only those that merely frame
     pass ("Certainly!")."""
     words = [w.lower().strip(".!?\"'") for w in clause.split()]
-    # a word about the passages capitalized ("According to the Passages,") is no name
-    names = [n for n in named_entities(" ".join(clause.split()[1:])) if n.lower() not in ABOUT_ANSWERING]
+    # a noun for the passages capitalized ("According to the Passages,") is no name; "Penn State" is one
+    names = [n for n in named_entities(" ".join(clause.split()[1:])) if n.lower() not in READING_WORDS]
     if len(words) > LEAD_IN_WORDS or re.search(r"\d", clause) or names:
         return False
     if len(words) == 1:
