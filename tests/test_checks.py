@@ -146,6 +146,7 @@ def test_the_passages_do_not_say_is_an_answer(corpus, use_lm):
     ("answer", "name"),                                                 # an echo of a field name
     ("Not supplied for this particular example.", "placeholder"),      # DSPy's placeholder
     ("Emil Emil Emil Emil Emil", "repeats itself"),                    # degenerate repetition
+    ("1.000.000.000.000", "repeats itself"),                           # a run of characters, no number
     ("A German-Jewish festival held every spring.", "no passage read"),  # a claim nothing read supports
 ])
 def test_junk_is_replaced_and_the_reason_recorded(corpus, use_lm, junk, reason):
@@ -284,6 +285,7 @@ NUMBERS = [  # (what a passage writes, the question, the same number as a capabl
     ("Ada Brandt finished third in the Lundby race.", "Where did Ada Brandt finish in the Lundby race?", "3rd"),
     ("Olaf Sund lived to the age of 90.", "How old was Olaf Sund when he died?", "ninety"),
     ("The Lundby canal opened on 1 July 1905.", "When did the Lundby canal open?", "1905-07-01"),
+    ("The Vey flood left 10,000 people homeless.", "How many people did the Vey flood leave homeless?", "10000"),
 ]
 
 
@@ -291,6 +293,7 @@ NUMBERS = [  # (what a passage writes, the question, the same number as a capabl
 def test_a_number_in_another_format_than_the_passages_is_the_same_number(passage, question, answer):
     pad = Scratchpad(question=question, facts=[Fact(source="t", title="Notes", text=passage, step=1)])
     assert unsupported_reason(answer, pad) is None
+    assert answer_failure(answer, pad, {"search_corpus"}) is None  # a number's zeros are no repeated run
 
 
 @pytest.mark.parametrize("passage, question, answer, named", [

@@ -19,7 +19,7 @@ import unicodedata
 
 from deltaseek.metrics.contract import says_no_answer
 from deltaseek.programs.agent.claims import claim
-from deltaseek.programs.agent.guardrails import (COPIED_WORDS, DSPY_PLACEHOLDERS, REPEATED_RUN, question_subjects,
+from deltaseek.programs.agent.guardrails import (COPIED_WORDS, DSPY_PLACEHOLDERS, has_repeated_run, question_subjects,
                                                 repeats_itself)
 from deltaseek.programs.agent.learned_reader import (expected_answer_types, facts_rarity, fits_type, question_options,
                                                      question_support, sentences)
@@ -240,7 +240,7 @@ def answer_failure(answer: str, pad: Scratchpad, reserved_names: set[str], promp
             if text != answer and abstains_around(answer, said):
                 continue
             return reason
-    if REPEATED_RUN.search(answer.replace(" ", "")) or repeats_itself(answer):
+    if has_repeated_run(answer) or repeats_itself(answer):
         return "the answer repeats itself (a run of repeated characters or words)"
     if is_abstention(answer):
         return None  # "the passages do not say" is an answer

@@ -160,6 +160,14 @@ DSPY_PLACEHOLDERS = ("not supplied for this particular example",)
 """What DSPy writes into a demo field the demo lacks; a small model copies it into its replies."""
 REPEATED_RUN = re.compile(r"(.{1,4})\1{3,}")
 """A unit of one to four characters four times running: "3.0.0.0.0", "1.000.000.000.000"."""
+_PLAIN_NUMBER = re.compile(r"(?<![\d.])\d+(?:,\d{3})*(?:\.\d+)?(?![\d.])")
+"""A number as numbers are written ("10000", "1,000,000", "2.5"), whose zeros are no repeated run."""
+
+
+def has_repeated_run(text: str) -> bool:
+    """Whether the text, its spaces and plain numbers left out, holds a `REPEATED_RUN`: "10000
+    people" does not, "3.0.0.0.0" does."""
+    return bool(REPEATED_RUN.search(_PLAIN_NUMBER.sub("", text).replace(" ", "")))
 
 
 MIN_ITEM_WORDS = 4
@@ -197,7 +205,7 @@ def reject_junk_query(query: str, pad: Scratchpad, reserved_names: set[str]) -> 
         return "the query is empty"
     if echo := block_echo_query(query, reserved_names):
         return echo
-    if REPEATED_RUN.search(query.replace(" ", "")) or repeats_itself(query, given=pad.question):
+    if has_repeated_run(query) or repeats_itself(query, given=pad.question):
         return "the query repeats itself (a run of repeated characters or words)"
     terms = meaningful_tokens(query)
     if not terms & (meaningful_tokens(pad.question) | evidence_tokens(pad)):
