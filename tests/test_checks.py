@@ -316,6 +316,10 @@ def test_a_count_of_years_is_worked_out_from_two_years_read():
     assert "no passage read holds 70" in unsupported_reason("70", pad)
     pad.question = "How many paintings did Olaf Sund make?"  # a count of other things is not worked out from years
     assert "no passage read holds 67" in unsupported_reason("67", pad)
+    # an answer that gives a count of years of its own ("aged 67") is read so, whatever was asked
+    assert unsupported_reason("Olaf Sund, who died aged 67.", pad) is None
+    assert unsupported_reason("He painted until he was 66 when he died.", pad) is None
+    assert "no passage read holds 60" in unsupported_reason("Olaf Sund, who died aged 60.", pad)
 
 
 def test_a_name_written_out_is_read_where_a_passage_writes_its_acronym():

@@ -112,7 +112,8 @@ def unsupported_reason(answer: str, pad: Scratchpad) -> str | None:
     for run in long_names(said):
         if initials(run) in shortened:
             read = read | _words(run)
-    derived = years_between(read) if _ASKS_A_SPAN_OF_YEARS.search(pad.question) else set()
+    spans = years_between(read)
+    derived = spans if _ASKS_A_SPAN_OF_YEARS.search(pad.question) else spans & years_said(said)
     unread_names = sorted(n for n in names - read - asked - derived if not abbreviates(n, facts_text))
     if unread_names:
         return f"no passage read holds {', '.join(unread_names)}"
@@ -129,6 +130,15 @@ def unsupported_reason(answer: str, pad: Scratchpad) -> str | None:
 
 _ASKS_A_SPAN_OF_YEARS = re.compile(r"\bhow (?:old|many years|long)\b|\bage\b|\byears? (?:apart|between|after|before|later|earlier)\b", re.I)
 """A question whose answer is a count of years, which a capable model works out from two years read."""
+
+
+_YEARS_SAID = re.compile(r"\b(\d+)[\s-]+years?\b|\bage(?:d| of)\s+(\d+)\b|\b(?:was|is|were|at)\s+(\d+)\s+(?:when|at)\b", re.I)
+"""A number an answer gives as a count of years: "four years after", "aged 33", "she was 33 when"."""
+
+
+def years_said(answer: str) -> set[str]:
+    """The numbers the answer gives as counts of years (`_YEARS_SAID`), as digits."""
+    return {n for found in _YEARS_SAID.findall(in_digits(answer)) for n in found if n}
 
 
 def years_between(read: set[str]) -> set[str]:
