@@ -286,6 +286,8 @@ NUMBERS = [  # (what a passage writes, the question, the same number as a capabl
     ("Olaf Sund lived to the age of 90.", "How old was Olaf Sund when he died?", "ninety"),
     ("The Lundby canal opened on 1 July 1905.", "When did the Lundby canal open?", "1905-07-01"),
     ("The Vey flood left 10,000 people homeless.", "How many people did the Vey flood leave homeless?", "10000"),
+    ("The Vey dam is 300 ft tall.", "How tall is the Vey dam?", "300 feet (91 m)"),  # converted in brackets
+    ("The Lundby trail is 5 km long.", "How long is the Lundby trail?", "It is 5 km (about 3.1 miles) long."),
 ]
 
 
@@ -303,6 +305,7 @@ def test_a_number_in_another_format_than_the_passages_is_the_same_number(passage
     ("The Tarbury choir has twenty-five members.", "How many members does the Tarbury choir have?", "35", "35"),
     ("Ada Brandt finished third in the Lundby race.", "Where did Ada Brandt finish in the Lundby race?", "2nd", "2"),
     ("The Lundby fair opens on March 3.", "When does the Lundby fair open?", "March 13", "13"),
+    ("The Vey dam is 300 ft tall.", "How tall is the Vey dam?", "400 feet (122 m)", "400"),
 ])
 def test_another_number_is_still_named(passage, question, answer, named):
     pad = Scratchpad(question=question, facts=[Fact(source="t", title="Notes", text=passage, step=1)])
@@ -381,6 +384,7 @@ def test_a_wrong_answer_in_a_sentence_is_still_named_and_set_aside(answer, named
 def test_the_claim_of_an_answer_leaves_out_its_framing_only():
     assert checks.claim("Based on the passages, Ada Lind founded it.") == "Ada Lind founded it."
     assert checks.claim("According to the Passages, Ada Lind founded it.") == "Ada Lind founded it."  # capitalized, no name
+    assert checks.claim("Ada Brandt (1921 - 2001) wrote it.") == "Ada Brandt (1921 - 2001) wrote it."  # years, no conversion
     # a remark on the reading beside the claim is frame; one with a name, a number, yes or no is a claim
     assert checks.claim("The sources discuss the guild at length. It was Ada Lind.") == "Ada Lind."
     assert checks.claim("Ada Lind (see passage 2)") == "Ada Lind"

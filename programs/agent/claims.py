@@ -85,6 +85,10 @@ _ASIDE = re.compile(r"(?:\s*;|\s+[-\u2013\u2014]{1,2})\s+([^;\u2013\u2014]{1,80}
 the sources agree on it.", "Ada Lind \u2014 this is stated in the first passage."."""
 _CITATIONS = re.compile(r"\s*\[\d{1,2}(?:\s*[,\u2013-]\s*\d{1,2})*\]")
 """A citation mark in square brackets, "[1]", "[2, 3]": a pointer to a passage, not a claim."""
+_CONVERSION = re.compile(r"(?<=\d)(\s*\u00b0?[^\W\d]{0,12}\.?)\s*\(\s*(?:about|approximately|approx\.|roughly|around|some|~|\u2248)?"
+                         r"\s*[$\u20ac\u00a3]?\d[\d,.]*\s*\u00b0?[^\W\d][^()\d]{0,15}\)")
+"""A quantity converted in brackets after the quantity read: "300 feet (91 m)", "5 km (about 3.1
+miles)". The claim is the quantity the passages give; the conversion is the model's arithmetic."""
 _NUMBERED_PASSAGE = re.compile(r"\b(?:passages?|sources?|documents?)\s*#?\d{1,2}\b", re.I)
 """A passage named by its number in the answer's frame: "Ada Lind, according to passage 1." is
 "according to the passage". Narrower than `_NUMBERED_SOURCE`, which reads a remark already
@@ -221,6 +225,7 @@ def claim(answer: str) -> str:
     themselves. "Based on the passages, the answer is Ada Lind." claims "Ada Lind."; "In 1903,
     Ada Lind founded it." keeps its year."""
     answer = _NUMBERED_PASSAGE.sub("the passage", _CITATIONS.sub("", without_remark_sections(answer)))
+    answer = _CONVERSION.sub(r"\1", answer)
     before, answer = None, without_remarks(answer)
     while before != answer:
         before = answer
