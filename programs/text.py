@@ -100,8 +100,17 @@ DIGITS_OF_NUMBER_WORDS = {word: digit for digit, word in NUMBER_WORDS.items()}
 
 
 _THOUSANDS_SEPARATOR = re.compile(r"(?<=\d),(?=\d{3}(?!\d))")
-_SCALED_NUMBER = re.compile(r"\b(\d+(?:\.\d+)?)\s+(thousand|million|billion|trillion)\b", re.I)
-_SCALES = {"thousand": 3, "million": 6, "billion": 9, "trillion": 12}
+_SCALED_NUMBER = re.compile(r"\b(\d+(?:\.\d+)?)\s*(thousand|million|billion|trillion|mn|bn|tn)\b"
+                            r"|(?<=[$\u20ac\u00a3])(\d+(?:\.\d+)?)([kmbt])\b", re.I)
+"""A number and its scale: "1.2 million", "3.5bn", and after a currency sign "$1.2M" or "\u00a3500k"
+(a bare "5m" may be metres)."""
+_SCALES = {"thousand": 3, "million": 6, "billion": 9, "trillion": 12, "mn": 6, "bn": 9, "tn": 12,
+           "k": 3, "m": 6, "b": 9, "t": 12}
+
+
+def _multiplied_out(match: re.Match) -> str:
+    number, scale = (match[1], match[2]) if match[1] else (match[3], match[4])
+    return format((Decimal(number) * 10 ** _SCALES[scale.lower()]).normalize(), "f")
 _ORDINAL_SUFFIX = re.compile(r"\b(\d+)(?:st|nd|rd|th)\b", re.I)
 
 
@@ -110,13 +119,13 @@ _ISO_DATE = re.compile(r"\b(\d{4})-(0[1-9]|1[0-2])-(0[1-9]|[12]\d|3[01])\b")
 
 def in_digits(text: str) -> str:
     """The text with its numbers written one way, so that a number said in another format than a
-    passage's is the same number: "1,200" is "1200", "1.2 million" is "1200000", "twenty-five"
+    passage's is the same number: "1,200" is "1200", "1.2 million" (or "$1.2M") is "1200000", "twenty-five"
     is "25" and "third" is "3" (words read by text2num's `alpha2digit`, which leaves "one" or
     "two" alone, as `DIGITS_OF_NUMBER_WORDS` reads them), "3rd" is "3", and a date written
     "1905-07-01" is "1 July 1905"."""
     text = _ISO_DATE.sub(lambda m: f"{int(m[3])} {calendar.month_name[int(m[2])]} {m[1]}", text)
     text = _THOUSANDS_SEPARATOR.sub("", text)
-    text = _SCALED_NUMBER.sub(lambda m: format((Decimal(m[1]) * 10 ** _SCALES[m[2].lower()]).normalize(), "f"), text)
+    text = _SCALED_NUMBER.sub(_multiplied_out, text)
     return _ORDINAL_SUFFIX.sub(r"\1", alpha2digit(text, "en"))
 
 

@@ -77,6 +77,8 @@ def test_numbers_are_written_one_way():
     assert in_digits("twenty-five members, the third time, the 19th century") == "25 members, the 3 time, the 19 century"
     assert in_digits("one of two, 1,5 kg, 1,2345") == "one of two, 1,5 kg, 1,2345"  # small words and decimal commas stay
     assert in_digits("It opened on 1905-07-01.") == "It opened on 1 July 1905."
+    assert in_digits("$1.2M, 3.5bn and \u00a3500k") == "$1200000, 3500000000 and \u00a3500000"
+    assert in_digits("a 5m wall, a 5K race") == "a 5m wall, a 5K race"  # a bare letter may be a unit
 
 
 def test_the_guardrails_read_a_questions_subjects_so():
