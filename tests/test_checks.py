@@ -286,6 +286,7 @@ NUMBERS = [  # (what a passage writes, the question, the same number as a capabl
     ("Olaf Sund lived to the age of 90.", "How old was Olaf Sund when he died?", "ninety"),
     ("The Lundby canal opened on 1 July 1905.", "When did the Lundby canal open?", "1905-07-01"),
     ("The Vey flood left 10,000 people homeless.", "How many people did the Vey flood leave homeless?", "10000"),
+    ("The Vey bridge of iron opened in 1911.", "When did the iron Vey bridge open?", "**1911**"),  # bold round a number
     ("Sales at Tarbury Mills reached $3.5 billion in 2010.", "What did sales at Tarbury Mills reach in 2010?", "$3.5bn"),
     ("The Vey dam is 300 ft tall.", "How tall is the Vey dam?", "300 feet (91 m)"),  # converted in brackets
     ("The Lundby trail is 5 km long.", "How long is the Lundby trail?", "It is 5 km (about 3.1 miles) long."),

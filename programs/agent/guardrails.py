@@ -165,9 +165,12 @@ _PLAIN_NUMBER = re.compile(r"(?<![\d.])\d+(?:,\d{3})*(?:\.\d+)?(?![\d.])")
 
 
 def has_repeated_run(text: str) -> bool:
-    """Whether the text, its spaces and plain numbers left out, holds a `REPEATED_RUN`: "10000
-    people" does not, "3.0.0.0.0" does."""
-    return bool(REPEATED_RUN.search(_PLAIN_NUMBER.sub("", text).replace(" ", "")))
+    """Whether the text, its spaces left out, holds a `REPEATED_RUN` that is not inside a plain
+    number: "10000 people" and "**1851**" do not, "3.0.0.0.0" does."""
+    joined = text.replace(" ", "")
+    numbers = [m.span() for m in _PLAIN_NUMBER.finditer(joined)]
+    return any(not any(start <= m.start() and m.end() <= end for start, end in numbers)
+               for m in REPEATED_RUN.finditer(joined))
 
 
 MIN_ITEM_WORDS = 4
