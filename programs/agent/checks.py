@@ -133,7 +133,7 @@ _ASKS_A_SPAN_OF_YEARS = re.compile(r"\bhow (?:old|many years|long)\b|\bage\b|\by
 
 
 _YEARS_SAID = re.compile(r"\b(\d+)[\s-]+years?\b|\bage(?:d| of)\s+(\d+)\b|\b(?:was|is|were|at)\s+(\d+)\s+(?:when|at)\b", re.I)
-"""A number an answer gives as a count of years: "four years after", "aged 33", "she was 33 when"."""
+"""A number an answer gives as a count of years: "eleven years on", "aged 33", "she was 33 when"."""
 
 
 def years_said(answer: str) -> set[str]:
