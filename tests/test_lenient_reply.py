@@ -99,3 +99,9 @@ def test_a_chat_reply_with_caveats_as_bullets_is_read(corpus, use_lm):
     assert (pred.answer, pred.answer_origin) == ("Ada Lind", "lm")
     assert pred.scratchpad.read_leniently == ["synthesize: caveats '- Only one passage names her.\\n- It gives no month.' as "
                                               "['Only one passage names her.', 'It gives no month.']"]
+
+
+def test_a_field_written_as_null_is_read_as_dspy_reads_it_not_as_no_label():
+    reply = '{"answer": null, "caveats": [], "assumptions": [], "sources": [], "answerability": "Direct"}'
+    fields, _ = read_leniently(Synthesize, reply)
+    assert fields["answer"] == "None" and fields["answerability"] == "direct"  # a text, never None

@@ -40,11 +40,12 @@ def raw_fields(reply: str) -> dict[str, Any]:
     return fields if isinstance(fields, dict) else {}
 
 
-NO_LABEL = None
-"""What a closed choice's field holds when the reply wrote a word that is none of its labels
-("high" for an answerability): no label, as if the field were left out. Every reader of those
-fields takes a label only when it is one (the step's move is then the program's, a tool call
-goes to the first tool, the answer's label is the program's own)."""
+NO_LABEL = object()
+"""What `near_miss` gives for a closed choice's field when the reply wrote a word that is none of
+its labels ("high" for an answerability): no label, and the field is read as None, as if left
+out. Every reader of those fields takes a label only when it is one (the step's move is then the
+program's, a tool call goes to the first tool, the answer's label is the program's own). A field
+the reply wrote as null is not this: DSPy reads it as ever."""
 
 
 def near_miss(value: Any, annotation: Any) -> Any:
@@ -86,10 +87,10 @@ def read_leniently(signature: type[dspy.Signature], reply: str) -> tuple[dict[st
             return None
         value = near_miss(written[name.lower()], annotation)
         try:
-            fields[name] = value if value is NO_LABEL else parse_value(value, annotation)
+            fields[name] = None if value is NO_LABEL else parse_value(value, annotation)
         except (ValueError, TypeError):
             return None
-        if value != written[name.lower()]:  # a near miss taken, not DSPy's own reading of a text
+        if value is NO_LABEL or value != written[name.lower()]:  # a near miss taken, not DSPy's own reading
             read_as.append(f"{name} {_short(written[name.lower()])} as {_short(fields[name])}")
     return fields, read_as
 

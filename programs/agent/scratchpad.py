@@ -118,8 +118,9 @@ class Scratchpad(BaseModel):
     lm_faults: list[LMFault] = Field(default_factory=list)
     """LM calls the run went on without: rate-limited, failed, or a reply that could not be read."""
     read_leniently: list[str] = Field(default_factory=list)
-    """Replies DSPy's adapter refused for a near miss of a field's type, read as what they say
-    (`lenient_reply`), by the call: "synthesize: answerability 'Direct' as 'direct'"."""
+    """Fields of the model's replies read as what they say (`lenient_reply`), by the call: a near
+    miss of a field's type that DSPy's adapter refused ("synthesize: answerability 'Direct' as
+    'direct'"), or a text it read as a list's Python form or with a reasoning model's scratch."""
 
     @property
     def program_moves(self) -> bool:
