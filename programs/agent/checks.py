@@ -112,8 +112,11 @@ def unsupported_reason(answer: str, pad: Scratchpad) -> str | None:
     for run in long_names(said):
         if initials(run) in shortened:
             read = read | _words(run)
-    spans = years_between(read)
-    derived = spans if _ASKS_A_SPAN_OF_YEARS.search(pad.question) else spans & years_said(said)
+    if _ASKS_A_SPAN_OF_YEARS.search(pad.question):
+        derived = years_between(read)
+    else:  # only the counts of years the answer gives, and the pairs of years only when it gives one
+        counted = years_said(said)
+        derived = years_between(read) & counted if counted else set()
     unread_names = sorted(n for n in names - read - asked - derived if not abbreviates(n, facts_text))
     if unread_names:
         return f"no passage read holds {', '.join(unread_names)}"
@@ -169,7 +172,8 @@ def _translated(answer: str, pad: Scratchpad) -> set[str]:
     if set(re.findall(r"\w+", pad.question.lower())) & QUESTION_WORDS:
         return set()
     lower = [w for w in re.findall(r"\w+", pad.question) if w.islower() and _words(w)]
-    if not lower or sum(bool(_words(w) & _read(pad)) for w in lower) * 2 >= len(lower):
+    read = _read(pad) if lower else set()
+    if not lower or sum(bool(_words(w) & read) for w in lower) * 2 >= len(lower):
         return set()
     return _words(" ".join(w for w in re.findall(r"\w+", answer) if w.islower()))
 
