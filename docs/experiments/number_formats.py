@@ -8,10 +8,10 @@ the model's, and of those, whose rewritten answer they kept too:
     python docs/experiments/number_formats.py DATASET [--split train] [--limit N]
 """
 import argparse, calendar, json, re
-from decimal import Decimal
 import dspy
 from text_to_num import alpha2digit
 from deltaseek.optimize.evaluate import corpora_for
+from deltaseek.programs.text import in_digits
 from deltaseek.optimize.run_tracking import split_examples
 from deltaseek.optimize.scenario_lms import OracleEngine
 from deltaseek.programs.agent.deltaseek import DeltaSeek
@@ -35,8 +35,7 @@ def rewritten(answer: str) -> tuple[str, str] | None:
     if m := re.search(r"\b\d{5,}\b", answer):
         return answer[:m.start()] + f"{int(m[0]):,}" + answer[m.end():], "separators added"
     if m := re.search(r"\b(\d+(?:\.\d+)?) (thousand|million|billion)\b", answer):
-        value = Decimal(m[1]) * 10 ** {"thousand": 3, "million": 6, "billion": 9}[m[2]]
-        return answer[:m.start()] + f"{int(value):,}" + answer[m.end():], "scale multiplied out"
+        return answer[:m.start()] + f"{int(in_digits(m[0])):,}" + answer[m.end():], "scale multiplied out"
     digits = alpha2digit(answer, "en")
     if digits != answer:
         return digits, "words as digits"
