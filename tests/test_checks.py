@@ -9,6 +9,7 @@ from deltaseek.programs.agent import checks, evidence
 from deltaseek.programs.agent.checks import answer_failure, is_abstention, unsupported_reason
 from deltaseek.programs.agent.learned_reader import compare_options, compare_pair, question_options, question_support
 from deltaseek.programs.agent.scratchpad import Fact, Scratchpad
+from deltaseek.programs.agent.quantities import quantities
 from deltaseek.programs.agent.profile import CAPABLE, SMALL
 from deltaseek.programs.agent.settings import AgentSettings
 from deltaseek.programs.index import CorpusIndex, Passage
@@ -312,6 +313,52 @@ def test_a_number_in_another_format_than_the_passages_is_the_same_number(passage
 def test_another_number_is_still_named(passage, question, answer, named):
     pad = Scratchpad(question=question, facts=[Fact(source="t", title="Notes", text=passage, step=1)])
     assert named in (unsupported_reason(answer, pad) or ""), unsupported_reason(answer, pad)
+
+
+SAME_THING_WRITTEN_OTHERWISE = [  # (what a passage writes, the question, the same thing as a capable model writes it)
+    ("The Vey report was written by the WHO in 2004.", "Who wrote the Vey report?", "The WHO"),  # capitals spell a stopword
+    ("Olaf Sund moved to the U.S. in 1950.", "Where did Olaf Sund move in 1950?", "the US"),
+    ("Olaf Sund moved to the US in 1950.", "Where did Olaf Sund move in 1950?", "the U.S."),
+    ("The Vey ferry sailed at 9 a.m. on Monday.", "When did the Vey ferry sail?", "9am Monday"),
+    ("The Vey ferry sailed at 9:00 AM on Monday.", "When did the Vey ferry sail?", "9 a.m."),
+    ("Karl Sund Jr. founded the Tarbury Post.", "Who founded the Tarbury Post?", "Karl Sund Junior"),
+    ("Karl Sund Junior founded the Tarbury Post.", "Who founded the Tarbury Post?", "Karl Sund Jr."),
+    ("The cup went to Tarbury Rovers F.C.", "Who won the cup?", "Tarbury Rovers FC"),
+    ("The cup went to Tarbury Rovers Football Club.", "Who won the cup?", "Tarbury Rovers FC"),
+    ("The Vey crane lifts 2.5 tonnes.", "How much does the Vey crane lift?", "2,500 kg"),  # a quantity converted
+    ("The Lundby trail is 40 km long.", "How long is the Lundby trail?", "about 25 miles"),
+    ("The Vey dam is 300 feet tall.", "How tall is the Vey dam?", "about 90 m"),
+    ("Lake Vey freezes at -5 °C.", "How cold does Lake Vey get?", "23 °F"),
+    ("The Vey tram runs at 60 km/h.", "How fast is the Vey tram?", "60 kilometres per hour"),
+    ("Lake Vey freezes at -5 °C.", "How cold does Lake Vey get?", "\u22125 °C"),  # a minus sign
+]
+
+
+@pytest.mark.parametrize("passage, question, answer", SAME_THING_WRITTEN_OTHERWISE)
+def test_initials_times_abbreviations_and_units_written_otherwise_are_read(passage, question, answer):
+    pad = Scratchpad(question=question, facts=[Fact(source="t", title="Notes", text=passage, step=1)])
+    assert answer_failure(answer, pad, {"search_corpus"}) is None, answer_failure(answer, pad, {"search_corpus"})
+
+
+@pytest.mark.parametrize("passage, question, answer, named", [
+    ("The Vey report was written by the UN in 2004.", "Who wrote the Vey report?", "The WHO", "who"),
+    ("The Vey ferry sailed at 9 a.m. on Monday.", "When did the Vey ferry sail?", "10 a.m.", "10am"),
+    ("The Vey ferry sailed at 9 a.m. on Monday.", "When did the Vey ferry sail?", "9 p.m.", "9pm"),
+    ("Karl Sund Jr. founded the Tarbury Post.", "Who founded the Tarbury Post?", "Karl Sund Senior", "senio"),
+    ("The Lundby trail is 40 km long.", "How long is the Lundby trail?", "40 miles", "40 miles"),
+    ("The Vey crane lifts 2.5 tonnes.", "How much does the Vey crane lift?", "2.5 pounds", "2.5 pounds"),
+    ("On Mount Lindor stands the Vey observatory.", "Where is the Vey observatory?", "On Mt. Rask", "rask"),
+])
+def test_another_time_name_or_quantity_is_still_named(passage, question, answer, named):
+    pad = Scratchpad(question=question, facts=[Fact(source="t", title="Notes", text=passage, step=1)])
+    assert named in (unsupported_reason(answer, pad) or ""), unsupported_reason(answer, pad)
+
+
+def test_a_count_or_a_measure_pint_knows_another_way_is_no_quantity():
+    # "in", "a" and "point" are units to pint; a time is a count of years, read otherwise
+    assert quantities("40 in Tarbury, 3 a day, 40 points, 4 years, 12 C") == []
+    assert [(q.number, q.unit) for q in quantities("12 sq mi and 60 km/h and 5 m")] == [
+        ("12", "mile ** 2"), ("60", "kilometer / hour"), ("5", "meter")]
 
 
 def test_a_count_of_years_is_worked_out_from_two_years_read():

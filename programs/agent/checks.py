@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from functools import cache
 
 from deltaseek.metrics.contract import says_no_answer
 from deltaseek.programs.agent.claims import claim
@@ -23,6 +24,7 @@ from deltaseek.programs.agent.guardrails import (COPIED_WORDS, DSPY_PLACEHOLDERS
                                                 repeats_itself)
 from deltaseek.programs.agent.learned_reader import (expected_answer_types, facts_rarity, fits_type, question_options,
                                                      question_support, sentences)
+from deltaseek.programs.agent.quantities import compared_quantities
 from deltaseek.programs.agent.scratchpad import Fact, Scratchpad
 from deltaseek.programs.text import (DIGITS_OF_NUMBER_WORDS, QUESTION_WORDS, capitalized_run, in_digits, initials,
                                      long_names, meaningful_tokens, named_entities, normalize_query, stem,
@@ -50,16 +52,50 @@ def is_abstention(answer: str) -> bool:
 def claimed_names(text: str) -> list[str]:
     """The names a claim holds: capitalized words, but not a sentence's opening word, which grammar
     capitalizes ("It was founded by Ada Lind."), unless a name goes on after it ("Ada Lind founded it.")."""
-    return [name for sentence in re.split(r"(?<=[.!?])\s+", text) for name in question_subjects(sentence)]
+    return [name for sentence in _sentences(text) for name in question_subjects(sentence)]
+
+
+def _sentences(text: str) -> list[str]:
+    """The text's sentences, where a period after an initial or an abbreviation ends none ("Mt. Rask")."""
+    found: list[str] = []
+    for piece in re.split(r"(?<=[.!?])\s+", text):
+        if found and _ENDS_ABBREVIATED.search(found[-1]):
+            found[-1] += " " + piece
+        else:
+            found.append(piece)
+    return found
 
 
 def _words(text: str) -> set[str]:
     """Meaningful words cut to five letters, numbers written one way (`in_digits`; "two" is "2")
     and kept whole, so that "12000000" is not "12000"; a stopword that ends a sentence ("founded
-    it.") is a stopword still."""
+    it.") is a stopword still, but one written in capitals is an acronym ("the WHO"). Initials
+    are one word with or without their dots ("U.S." is "US") and a time of day is written one
+    way ("9 a.m." is "9am")."""
     skip = stopwords()
-    said = (DIGITS_OF_NUMBER_WORDS.get(w, w) for w in meaningful_tokens(in_digits(text)) if w not in skip)
-    return {w if w.isdigit() else stem(w) for w in said}
+    text = _CLOCK_TIME.sub(_clock_time, in_digits(text))
+    said = [DIGITS_OF_NUMBER_WORDS.get(w, w) for w in meaningful_tokens(text) if w not in skip]
+    acronyms = [] if _shouted(text) else [a.lower() for a in _ACRONYM.findall(text) if a.lower() in skip]
+    return {w if w.isdigit() else stem(_DOTTED_INITIALS.sub(r"\1", w)) for w in said + acronyms}
+
+
+_ACRONYM = re.compile(r"\b[A-Z]{2,6}\b")
+"""Capitals that spell a stopword are an acronym: "WHO", "US", "IT"."""
+_DOTTED_INITIALS = re.compile(r"([a-z])\.(?=[a-z](?:\.|$))")
+"""The dots between single letters: "u.s" (of "U.S.") is "us", "f.c" is "fc"."""
+_CLOCK_TIME = re.compile(r"\b(\d{1,2})(?::(\d\d))?\s*([AaPp])\.?\s?[Mm]\b\.?")
+"""A time of day: "9am", "9 a.m.", "9:00 AM", "9:30 p.m."."""
+
+
+def _clock_time(found: re.Match) -> str:
+    minutes = f":{found[2]}" if found[2] and found[2] != "00" else ""
+    return f"{found[1]}{minutes}{found[3].lower()}m"
+
+
+def _shouted(text: str) -> bool:
+    """All in capitals, more than two words: shouting, where capitals mark no acronym."""
+    letters = re.findall(r"[A-Za-z]+", text)
+    return len(letters) > 2 and all(w.isupper() for w in letters)
 
 
 def _read(pad: Scratchpad) -> set[str]:
@@ -112,15 +148,20 @@ def unsupported_reason(answer: str, pad: Scratchpad) -> str | None:
     for run in long_names(said):
         if initials(run) in shortened:
             read = read | _words(run)
+    read = read | _short_forms_of(read)
     if _ASKS_A_SPAN_OF_YEARS.search(pad.question):
         derived = years_between(read)
     else:  # only the counts of years the answer gives, and the pairs of years only when it gives one
         counted = years_said(said)
         derived = years_between(read) & counted if counted else set()
+    measured, contradicted = compared_quantities(said, facts_text) if re.search(r"\d", said) else ([], [])
+    derived = derived | _words(" ".join(measured))  # its number and unit, read in another unit or spelling
     unread_names = sorted(n for n in names - read - asked - derived if not abbreviates(n, facts_text))
     if unread_names:
         return f"no passage read holds {', '.join(unread_names)}"
-    others = {w for w in _words(said) - names - asked if not abbreviates(w, facts_text)}
+    if contradicted:
+        return f"no passage read gives {', '.join(contradicted)}: they measure it otherwise"
+    others = {w for w in _words(said) - names - asked - derived if not abbreviates(w, facts_text)}
     if not names and not others and _unreadable(said, pad):
         return None  # nothing in the passages' own script to check
     cut = {w[:4] for w in others}  # "western" is read where "West" is
@@ -149,6 +190,37 @@ def years_between(read: set[str]) -> set[str]:
     depends on the birthday): "1934" and "2001" read, "67" or "66" said."""
     years = sorted({int(w) for w in read if w.isdigit() and len(w) == 4})
     return {str(later - earlier - k) for i, earlier in enumerate(years) for later in years[i + 1:] for k in (0, 1)}
+
+
+SHORT_FORMS = {"jr": ("junior",), "sr": ("senior",), "st": ("saint", "street"), "mt": ("mount",), "ft": ("fort",),
+               "dr": ("doctor", "drive"), "ave": ("avenue",), "rd": ("road",), "blvd": ("boulevard",),
+               "co": ("company", "county"), "corp": ("corporation",), "inc": ("incorporated",), "ltd": ("limited",),
+               "bros": ("brothers",), "univ": ("university",), "dept": ("department",), "gen": ("general",),
+               "col": ("colonel",), "capt": ("captain",), "lt": ("lieutenant",), "sgt": ("sergeant",),
+               "gov": ("governor",), "sen": ("senator",), "rep": ("representative",), "pres": ("president",),
+               "prof": ("professor",), "intl": ("international",), "natl": ("national",), "assn": ("association",),
+               "fc": ("football club",)}
+"""English abbreviations of words a name holds, and what each stands for: "Karl Sund Jr." is
+"Karl Sund Junior", "Tarbury FC" is "Tarbury Football Club"."""
+
+_ENDS_ABBREVIATED = re.compile(rf"\b(?:[A-Z]|{'|'.join(short.capitalize() for short in SHORT_FORMS)})\.$")
+
+
+@cache
+def _short_form_words() -> tuple[tuple[frozenset[str], tuple[frozenset[str], ...]], ...]:
+    return tuple((frozenset(_words(short)), tuple(frozenset(_words(long)) for long in longs))
+                 for short, longs in SHORT_FORMS.items())
+
+
+def _short_forms_of(read: set[str]) -> set[str]:
+    """The words an abbreviation read stands for, and the abbreviations of the words read."""
+    both: set[str] = set()
+    for short, longs in _short_form_words():
+        if short and short <= read:
+            both.update(*longs)
+        if any(long <= read for long in longs):
+            both |= short
+    return both
 
 
 NAME_QUALIFIERS = 2
