@@ -331,6 +331,11 @@ SAME_THING_WRITTEN_OTHERWISE = [  # (what a passage writes, the question, the sa
     ("Lake Vey freezes at -5 °C.", "How cold does Lake Vey get?", "23 °F"),
     ("The Vey tram runs at 60 km/h.", "How fast is the Vey tram?", "60 kilometres per hour"),
     ("Lake Vey freezes at -5 °C.", "How cold does Lake Vey get?", "\u22125 °C"),  # a minus sign
+    ("The Vey tower was built in 1851.", "When was the Vey tower built?", "in the 19th century"),  # a century worked out
+    ("The Vey tower was built in the 1800s.", "When was the Vey tower built?", "the nineteenth century"),
+    ("The Vey tower was built in the nineteenth century.", "When was the Vey tower built?", "the 1800s"),
+    ("King Edmund VII opened the Vey hall.", "Who opened the Vey hall?", "Edmund the Seventh"),  # a Roman numeral
+    ("King Edmund the Seventh opened the Vey hall.", "Who opened the Vey hall?", "Edmund VII"),
 ]
 
 
@@ -348,6 +353,10 @@ def test_initials_times_abbreviations_and_units_written_otherwise_are_read(passa
     ("The Lundby trail is 40 km long.", "How long is the Lundby trail?", "40 miles", "40 miles"),
     ("The Vey crane lifts 2.5 tonnes.", "How much does the Vey crane lift?", "2.5 pounds", "2.5 pounds"),
     ("On Mount Lindor stands the Vey observatory.", "Where is the Vey observatory?", "On Mt. Rask", "rask"),
+    ("The Vey tower was built in 1851.", "When was the Vey tower built?", "in the 18th century", "18"),
+    ("The Vey tower was built in 1851.", "When was the Vey tower built?", "the 1700s", "1700s"),
+    ("The Vey tower has 18 rooms and was built in 1851.", "How many rooms has the Vey tower?", "19", "19"),
+    ("King Edmund VII opened the Vey hall.", "Who opened the Vey hall?", "Edmund VIII", "8"),
 ])
 def test_another_time_name_or_quantity_is_still_named(passage, question, answer, named):
     pad = Scratchpad(question=question, facts=[Fact(source="t", title="Notes", text=passage, step=1)])

@@ -73,7 +73,7 @@ def _words(text: str) -> set[str]:
     are one word with or without their dots ("U.S." is "US") and a time of day is written one
     way ("9 a.m." is "9am")."""
     skip = stopwords()
-    text = _CLOCK_TIME.sub(_clock_time, in_digits(text))
+    text = _CLOCK_TIME.sub(_clock_time, in_digits(_REGNAL_NUMBER.sub(_regnal_in_digits, text)))
     said = [DIGITS_OF_NUMBER_WORDS.get(w, w) for w in meaningful_tokens(text) if w not in skip]
     acronyms = [] if _shouted(text) else [a.lower() for a in _ACRONYM.findall(text) if a.lower() in skip]
     return {w if w.isdigit() else stem(_DOTTED_INITIALS.sub(r"\1", w)) for w in said + acronyms}
@@ -85,6 +85,16 @@ _DOTTED_INITIALS = re.compile(r"([a-z])\.(?=[a-z](?:\.|$))")
 """The dots between single letters: "u.s" (of "U.S.") is "us", "f.c" is "fc"."""
 _CLOCK_TIME = re.compile(r"\b(\d{1,2})(?::(\d\d))?\s*([AaPp])\.?\s?[Mm]\b\.?")
 """A time of day: "9am", "9 a.m.", "9:00 AM", "9:30 p.m."."""
+
+
+_REGNAL_NUMBER = re.compile(r"\b([A-Z][a-z]+) (X{0,3}(?:IX|IV|VI{0,3}|I{1,3})|X{1,3})\b")
+"""A Roman numeral after a name: "Edward VII", "World War II" ("Edward the Seventh", "World War Two")."""
+
+
+def _regnal_in_digits(found: re.Match) -> str:
+    import roman  # a well-kept parser of Roman numerals (zopefoundation)
+
+    return found[0] if found[2] == "I" else f"{found[1]} {roman.fromRoman(found[2])}"  # "Then I" is no numeral
 
 
 def _clock_time(found: re.Match) -> str:
@@ -154,6 +164,7 @@ def unsupported_reason(answer: str, pad: Scratchpad) -> str | None:
     else:  # only the counts of years the answer gives, and the pairs of years only when it gives one
         counted = years_said(said)
         derived = years_between(read) & counted if counted else set()
+    derived = derived | centuries_read(said, facts_text)
     measured, contradicted = compared_quantities(said, facts_text) if re.search(r"\d", said) else ([], [])
     derived = derived | _words(" ".join(measured))  # its number and unit, read in another unit or spelling
     unread_names = sorted(n for n in names - read - asked - derived if not abbreviates(n, facts_text))
@@ -221,6 +232,24 @@ def _short_forms_of(read: set[str]) -> set[str]:
         if any(long <= read for long in longs):
             both |= short
     return both
+
+
+_CENTURY_SAID = re.compile(r"\b(\d{1,2})[\s-]+century\b|\b(1?\d)00s\b", re.I)
+_YEAR_READ = re.compile(r"\b(1?\d)\d\d(?!\d)(?:s\b)?|\b(\d{1,2})[\s-]+century\b", re.I)
+
+
+def centuries_read(answer: str, facts_text: str) -> set[str]:
+    """The answer's centuries that a year or a century read falls in, as `_words` writes them: "the
+    19th century" (its "19") where a passage says "1851" or "the 1800s", "the 1800s" where it says
+    "the nineteenth century". Only a century the answer names is worked out."""
+    said = _CENTURY_SAID.findall(in_digits(answer))
+    if not said:
+        return set()
+    read = set()
+    for hundreds, century in _YEAR_READ.findall(in_digits(facts_text)):
+        number = int(hundreds) + 1 if hundreds else int(century)
+        read |= {str(number), f"{number - 1}00s"}
+    return {word for century, hundreds in said for word in (century, f"{hundreds}00s") if word in read}
 
 
 NAME_QUALIFIERS = 2
