@@ -294,27 +294,6 @@ NUMBERS = [  # (what a passage writes, the question, the same number as a capabl
 ]
 
 
-@pytest.mark.parametrize("passage, question, answer", NUMBERS)
-def test_a_number_in_another_format_than_the_passages_is_the_same_number(passage, question, answer):
-    pad = Scratchpad(question=question, facts=[Fact(source="t", title="Notes", text=passage, step=1)])
-    assert unsupported_reason(answer, pad) is None
-    assert answer_failure(answer, pad, {"search_corpus"}) is None  # a number's zeros are no repeated run
-
-
-@pytest.mark.parametrize("passage, question, answer, named", [
-    ("The Vey bridge cost 1,200 crowns in 1911.", "How much did the Vey bridge cost?", "1300 crowns", "1300"),
-    ("Tarbury had 1.2 million visitors last year.", "How many visitors did Tarbury have?", "12 million", "12000000"),
-    ("Tarbury had 12,000 visitors last year.", "How many visitors did Tarbury have?", "12 million", "12000000"),
-    ("The Tarbury choir has twenty-five members.", "How many members does the Tarbury choir have?", "35", "35"),
-    ("Ada Brandt finished third in the Lundby race.", "Where did Ada Brandt finish in the Lundby race?", "2nd", "2"),
-    ("The Lundby fair opens on March 3.", "When does the Lundby fair open?", "March 13", "13"),
-    ("The Vey dam is 300 ft tall.", "How tall is the Vey dam?", "400 feet (122 m)", "400"),
-])
-def test_another_number_is_still_named(passage, question, answer, named):
-    pad = Scratchpad(question=question, facts=[Fact(source="t", title="Notes", text=passage, step=1)])
-    assert named in (unsupported_reason(answer, pad) or ""), unsupported_reason(answer, pad)
-
-
 SAME_THING_WRITTEN_OTHERWISE = [  # (what a passage writes, the question, the same thing as a capable model writes it)
     ("The Vey report was written by the WHO in 2004.", "Who wrote the Vey report?", "The WHO"),  # capitals spell a stopword
     ("Olaf Sund moved to the U.S. in 1950.", "Where did Olaf Sund move in 1950?", "the US"),
@@ -339,13 +318,21 @@ SAME_THING_WRITTEN_OTHERWISE = [  # (what a passage writes, the question, the sa
 ]
 
 
-@pytest.mark.parametrize("passage, question, answer", SAME_THING_WRITTEN_OTHERWISE)
-def test_initials_times_abbreviations_and_units_written_otherwise_are_read(passage, question, answer):
+@pytest.mark.parametrize("passage, question, answer", NUMBERS + SAME_THING_WRITTEN_OTHERWISE)
+def test_a_number_name_or_quantity_written_otherwise_than_the_passages_is_read(passage, question, answer):
     pad = Scratchpad(question=question, facts=[Fact(source="t", title="Notes", text=passage, step=1)])
-    assert answer_failure(answer, pad, {"search_corpus"}) is None, answer_failure(answer, pad, {"search_corpus"})
+    assert unsupported_reason(answer, pad) is None
+    assert answer_failure(answer, pad, {"search_corpus"}) is None  # a number's zeros are no repeated run
 
 
 @pytest.mark.parametrize("passage, question, answer, named", [
+    ("The Vey bridge cost 1,200 crowns in 1911.", "How much did the Vey bridge cost?", "1300 crowns", "1300"),
+    ("Tarbury had 1.2 million visitors last year.", "How many visitors did Tarbury have?", "12 million", "12000000"),
+    ("Tarbury had 12,000 visitors last year.", "How many visitors did Tarbury have?", "12 million", "12000000"),
+    ("The Tarbury choir has twenty-five members.", "How many members does the Tarbury choir have?", "35", "35"),
+    ("Ada Brandt finished third in the Lundby race.", "Where did Ada Brandt finish in the Lundby race?", "2nd", "2"),
+    ("The Lundby fair opens on March 3.", "When does the Lundby fair open?", "March 13", "13"),
+    ("The Vey dam is 300 ft tall.", "How tall is the Vey dam?", "400 feet (122 m)", "400"),
     ("The Vey report was written by the UN in 2004.", "Who wrote the Vey report?", "The WHO", "who"),
     ("The Vey ferry sailed at 9 a.m. on Monday.", "When did the Vey ferry sail?", "10 a.m.", "10am"),
     ("The Vey ferry sailed at 9 a.m. on Monday.", "When did the Vey ferry sail?", "9 p.m.", "9pm"),
@@ -358,9 +345,11 @@ def test_initials_times_abbreviations_and_units_written_otherwise_are_read(passa
     ("The Vey tower has 18 rooms and was built in 1851.", "How many rooms has the Vey tower?", "19", "19"),
     ("King Edmund VII opened the Vey hall.", "Who opened the Vey hall?", "Edmund VIII", "8"),
 ])
-def test_another_time_name_or_quantity_is_still_named(passage, question, answer, named):
+def test_another_number_name_or_quantity_is_still_named(passage, question, answer, named):
     pad = Scratchpad(question=question, facts=[Fact(source="t", title="Notes", text=passage, step=1)])
     assert named in (unsupported_reason(answer, pad) or ""), unsupported_reason(answer, pad)
+
+
 
 
 def test_a_count_or_a_measure_pint_knows_another_way_is_no_quantity():
