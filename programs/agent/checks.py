@@ -88,7 +88,7 @@ _CLOCK_TIME = re.compile(r"\b(\d{1,2})(?::(\d\d))?\s*([AaPp])\.?\s?[Mm]\b\.?")
 
 
 _REGNAL_NUMBER = re.compile(r"\b([A-Z][a-z]+) (X{0,3}(?:IX|IV|VI{0,3}|I{1,3})|X{1,3})\b")
-"""A Roman numeral after a name: "Edward VII", "World War II" ("Edward the Seventh", "World War Two")."""
+"""A Roman numeral after a name: "Edward VII" ("Edward the Seventh"), "Act II"."""
 
 
 def _regnal_in_digits(found: re.Match) -> str:
@@ -239,9 +239,9 @@ _YEAR_READ = re.compile(r"\b(1?\d)\d\d(?!\d)(?:s\b)?|\b(\d{1,2})[\s-]+century\b"
 
 
 def centuries_read(answer: str, facts_text: str) -> set[str]:
-    """The answer's centuries that a year or a century read falls in, as `_words` writes them: "the
-    19th century" (its "19") where a passage says "1851" or "the 1800s", "the 1800s" where it says
-    "the nineteenth century". Only a century the answer names is worked out."""
+    """The answer's centuries that a year or a century read falls in, as `_words` writes them: "in the
+    12th century" (its "12") where a passage says "1151" or "the 1100s", "the 1100s" where it says
+    "the twelfth century". Only a century the answer names is worked out."""
     said = _CENTURY_SAID.findall(in_digits(answer))
     if not said:
         return set()

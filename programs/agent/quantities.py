@@ -1,7 +1,7 @@
 """Quantities with a unit of measure, as an answer and the passages give them, compared by value.
 
-A capable model writes "2,500 kg" where a passage says "2.5 tonnes", or "about 25 miles" for
-"40 km": the same quantity, and its number is in no passage. It also writes "40 miles" for "40 km":
+A capable model writes "2,500 kg" where a passage says "2.5 tonnes", or "about 31 miles" for
+"50 km": the same quantity, and its number is in no passage. It also writes "40 miles" for "40 km":
 its number is read and its claim is not. pint (a well-kept units library) reads the units and
 converts them; which words are units is kept to measures of length, area, volume, mass,
 temperature and speed, for pint also knows "in" (inches), "a" (years) and "point" (a printer's
