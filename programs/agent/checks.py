@@ -52,18 +52,7 @@ def is_abstention(answer: str) -> bool:
 def claimed_names(text: str) -> list[str]:
     """The names a claim holds: capitalized words, but not a sentence's opening word, which grammar
     capitalizes ("It was founded by Ada Lind."), unless a name goes on after it ("Ada Lind founded it.")."""
-    return [name for sentence in _sentences(text) for name in question_subjects(sentence)]
-
-
-def _sentences(text: str) -> list[str]:
-    """The text's sentences, where a period after an initial or an abbreviation ends none ("Mt. Rask")."""
-    found: list[str] = []
-    for piece in re.split(r"(?<=[.!?])\s+", text):
-        if found and _ENDS_ABBREVIATED.search(found[-1]):
-            found[-1] += " " + piece
-        else:
-            found.append(piece)
-    return found
+    return [name for sentence in _SENTENCE_BREAK.split(text) for name in question_subjects(sentence)]
 
 
 def _words(text: str) -> set[str]:
@@ -214,7 +203,9 @@ SHORT_FORMS = {"jr": ("junior",), "sr": ("senior",), "st": ("saint", "street"), 
 """English abbreviations of words a name holds, and what each stands for: "Karl Sund Jr." is
 "Karl Sund Junior", "Tarbury FC" is "Tarbury Football Club"."""
 
-_ENDS_ABBREVIATED = re.compile(rf"\b(?:[A-Z]|{'|'.join(short.capitalize() for short in SHORT_FORMS)})\.$")
+_SENTENCE_BREAK = re.compile(r"(?<=[.!?])(?<!\b[A-Z]\.)" + "".join(rf"(?<!\b{short.capitalize()}\.)" for short in SHORT_FORMS)
+                             + r"\s+")
+"""Where a claim's sentence ends: not after an initial or an abbreviation ("Mt. Rask" is one name)."""
 
 
 @cache

@@ -34,8 +34,11 @@ _QUANTITY = re.compile(r"(?<![\w.])(-?\d+(?:\.\d+)?)\s?((?:(?:square|sq\.?|cubic
 class Quantity:
     written: str
     number: str
-    magnitude: float
     unit: str
+
+    @property
+    def magnitude(self) -> float:
+        return float(self.number)
 
 
 @cache
@@ -51,7 +54,7 @@ def quantities(text: str) -> list[Quantity]:
     for match in _QUANTITY.finditer(in_digits(text.replace("\u2212", "-"))):  # a minus sign is a hyphen's
         unit = _unit(match[2])
         if unit is not None:
-            found.append(Quantity(match[0], match[1], float(match[1]), unit))
+            found.append(Quantity(match[0], match[1], unit))
     return found
 
 
