@@ -6,7 +6,7 @@ import pytest
 
 from deltaseek import DeltaSeek
 from deltaseek.programs.agent import checks, evidence
-from deltaseek.programs.agent.checks import answer_failure, is_abstention, unsupported_reason
+from deltaseek.programs.agent.checks import answer_failure, is_abstention, one_spelling, unsupported_reason
 from deltaseek.programs.agent.learned_reader import compare_options, compare_pair, question_options, question_support
 from deltaseek.programs.agent.scratchpad import Fact, Scratchpad
 from deltaseek.programs.agent.quantities import quantities
@@ -315,6 +315,20 @@ SAME_THING_WRITTEN_OTHERWISE = [  # (what a passage writes, the question, the sa
     ("The Vey tower was built in the nineteenth century.", "When was the Vey tower built?", "the 1800s"),
     ("King Edmund VII opened the Vey hall.", "Who opened the Vey hall?", "Edmund the Seventh"),  # a Roman numeral
     ("King Edmund the Seventh opened the Vey hall.", "Who opened the Vey hall?", "Edmund VII"),
+    ("The Vey bridge was shelled in the Second Lundby War.", "When was the Vey bridge shelled?", "the Lundby War II"),
+    ("The Vey bridge was shelled in Lundby War II.", "When was the Vey bridge shelled?", "the Second Lundby War"),
+    ("The Vey bridge was shelled in Lundby War I.", "When was the Vey bridge shelled?", "the First Lundby War"),
+    ("Ada Brandt was Olaf Sund's second wife.", "Who was Ada Brandt?", "Olaf Sund's 2nd wife"),  # an ordinal
+    ("The Vey wall was raised around 500 BC.", "When was the Vey wall raised?", "c. 500 BCE"),  # an era
+    ("The Vey wall was raised around 500 BCE.", "When was the Vey wall raised?", "circa 500 B.C."),
+    ("The Vey abbey was founded in AD 1066.", "When was the Vey abbey founded?", "1066 CE"),
+    ("The Lundby strike lasted from 1914 to 1918.", "When did the Lundby strike last?", "1914\u201318"),  # cut short
+    ("The Lundby season ran 2010\u201311.", "When did the Lundby season run?", "from 2010 to 2011"),
+    ("The Vey canal opened on 3 March 1921.", "When did the Vey canal open?", "Mar. 3, 1921"),  # a month cut short
+    ("The Vey canal opened on September 3, 1921.", "When did the Vey canal open?", "3 Sept 1921"),
+    ("The Vey canal opened in 1925.", "When did the Vey canal open?", "in the mid-1920s"),  # a decade worked out
+    ("The Vey voyage took 3.5 years.", "How long did the Vey voyage take?", "three and a half years"),  # a half
+    ("The Vey voyage took three and a half years.", "How long did the Vey voyage take?", "3\u00bd years"),
 ]
 
 
@@ -344,12 +358,35 @@ def test_a_number_name_or_quantity_written_otherwise_than_the_passages_is_read(p
     ("The Vey tower was built in 1851.", "When was the Vey tower built?", "the 1700s", "1700s"),
     ("The Vey tower has 18 rooms and was built in 1851.", "How many rooms has the Vey tower?", "19", "19"),
     ("King Edmund VII opened the Vey hall.", "Who opened the Vey hall?", "Edmund VIII", "8"),
+    ("The Vey bridge was shelled in Lundby War II.", "When was the Vey bridge shelled?", "Lundby War I", "1"),
+    ("The Vey bridge was shelled in the Second Lundby War.", "When was the Vey bridge shelled?",
+     "the First Lundby War", "1"),
+    ("Ada Brandt was Olaf Sund's second wife.", "Who was Ada Brandt?", "Olaf Sund's 3rd wife", "3"),
+    ("The Lundby strike lasted from 1914 to 1918.", "When did the Lundby strike last?", "1914\u201319", "1919"),
+    ("The Vey canal opened on 3 March 1921.", "When did the Vey canal open?", "Mar. 13, 1921", "13"),
+    ("The Vey canal opened in 1925.", "When did the Vey canal open?", "in the 1930s", "1930s"),
+    ("The Vey voyage took 3.5 years.", "How long did the Vey voyage take?", "four and a half years", "4.5"),
+    ("The Vey wall was raised around 500 AD.", "When was the Vey wall raised?", "500 BCE", "bc"),
 ])
 def test_another_number_name_or_quantity_is_still_named(passage, question, answer, named):
     pad = Scratchpad(question=question, facts=[Fact(source="t", title="Notes", text=passage, step=1)])
     assert named in (unsupported_reason(answer, pad) or ""), unsupported_reason(answer, pad)
 
 
+
+
+def test_a_lone_i_is_a_pronoun_after_an_opening_or_a_function_word_and_a_numeral_in_a_name():
+    pad = Scratchpad(question="Who founded the Vey guild?",
+                     facts=[Fact(source="t", title="Notes", text="Ada Brandt founded the Vey guild.", step=1)])
+    for answer in ("Honestly I think Ada Brandt founded it.", "Then I read that Ada Brandt did.", "Ada Brandt, I read."):
+        assert unsupported_reason(answer, pad) is None, answer
+    assert "1" in unsupported_reason("King Ada I of Vey", pad)
+
+
+def test_a_second_of_time_the_first_of_a_sentence_and_a_date_keep_their_spelling():
+    for text in ("60 km per second, a second later", "each second", "the first bridge", "1905-07-01", "1999-01"):
+        assert one_spelling(text) == text
+    assert one_spelling("his second wife, the First Lundby War, 1998\u201399") == "his 2 wife, the 1 Lundby War, 1998\u20131999"
 
 
 def test_a_count_or_a_measure_pint_knows_another_way_is_no_quantity():

@@ -1,6 +1,7 @@
 """A capable model's right answer spelt otherwise than the passage spells it: accents, dashes and
 quotes, British and American spelling, "&" and "and", initials with and without dots, an acronym
-that spells a stopword, a time of day, an abbreviation in a name, a quantity in another unit.
+that spells a stopword, a time of day, an abbreviation in a name, a quantity in another unit, an era, a range or a month
+cut short, a decade, a half, an ordinal, a name written surname first.
 Does it pass, and is another name or quantity still set aside? Hand-written passages and
 answers, none from a dataset; no model is loaded:
 
@@ -42,6 +43,44 @@ SAME = [  # (what a passage writes, the question, the same thing as a capable mo
     ("The lake freezes at about -5 °C in winter.", "How cold does the lake get?", "23 °F"),
     ("The lake freezes at about -5 °C in winter.", "How cold does the lake get?", "−5 °C"),
     ("The train runs at 60 km/h.", "How fast is the train?", "60 kilometres per hour"),
+    # eras, ranges and months cut short, decades, halves, ordinals, name order, currencies
+    ("The mill was founded by Ada Lind in 1921.", "Who founded the mill?", "Lind, Ada"),
+    ("The mill was founded by Ada Lind in 1921.", "Who founded the mill?", "Lind"),
+    ("The mill was founded by Ada Lind in 1921.", "Who founded the mill?", "Ada Lind's family? No: Ada Lind herself."),
+    ("The bridge was damaged in the Second World War.", "When was the bridge damaged?", "World War II"),
+    ("The bridge was damaged in World War II.", "When was the bridge damaged?", "the Second World War"),
+    ("The bridge was damaged in World War II.", "When was the bridge damaged?", "WWII"),
+    ("The farm grows oats, barley and rye.", "What does the farm grow?", "rye, oats, and barley"),
+    ("The farm grows oats, barley and rye.", "What does the farm grow?", "Oats; barley; rye"),
+    ("The canal opened on 3 March 1921.", "When did the canal open?", "Mar. 3, 1921"),
+    ("The canal opened on 3 March 1921.", "When did the canal open?", "the 3rd of March, 1921"),
+    ("The canal opened on September 3, 1921.", "When did the canal open?", "3 Sept 1921"),
+    ("The canal opened in 1925.", "When did the canal open?", "in the 1920s"),
+    ("The canal opened in 1925.", "When did the canal open?", "the mid-1920s"),
+    ("The wall was built around 500 BC.", "When was the wall built?", "c. 500 BCE"),
+    ("The wall was built around 500 BCE.", "When was the wall built?", "circa 500 B.C."),
+    ("The abbey was founded in AD 1066.", "When was the abbey founded?", "1066 CE"),
+    ("The war lasted from 1914 to 1918.", "When did the war last?", "1914–18"),
+    ("The war lasted from 1914 to 1918.", "When did the war last?", "between 1914 and 1918"),
+    ("Half of the town's workers were weavers.", "What share of the workers were weavers?", "50%"),
+    ("A quarter of the land is forest.", "How much of the land is forest?", "25 percent"),
+    ("The trip took 3.5 years.", "How long did the trip take?", "three and a half years"),
+    ("The trip took three and a half years.", "How long did the trip take?", "3½ years"),
+    ("The hall seats 120 people.", "How many people does the hall seat?", "one hundred and twenty"),
+    ("The grant was £5 million.", "How large was the grant?", "5 million pounds"),
+    ("The grant was 3 million euros.", "How large was the grant?", "€3m"),
+    ("The grant was $2.5 million.", "How large was the grant?", "US$2.5 million"),
+    ("The hall seats about 1,200 people.", "How many people does the hall seat?", "roughly 1,200"),
+    ("The hall seats about 1,200 people.", "How many people does the hall seat?", "approximately 1200 people"),
+    ("He lived at No. 10 Quay Row.", "Where did he live?", "Number 10 Quay Row"),
+    ("The lake freezes at -5 °C.", "How cold does the lake get?", "minus 5 degrees Celsius"),
+    ("The vote passed 7–2.", "What was the vote?", "7 to 2"),
+    ("The poem has 14 lines.", "How many lines does the poem have?", "fourteen lines"),
+    ("The tower is 1.5 km from the sea.", "How far is the tower from the sea?", "1,500 metres"),
+    ("She was the mayor's second wife.", "Which wife was she?", "his 2nd wife"),
+    ("The town lies in the north-east of the county.", "Where does the town lie?", "northeast of the county"),
+    ("The band Los Rascos played first.", "Who played first?", "The Rascos"),
+    ("The paper was published by Oxenford University Press.", "Who published the paper?", "OUP"),
 ]
 OTHER = [  # another name, time or quantity: each must be set aside
     ("The café was opened by José Márquez in 1921.", "Who opened the café?", "Jose Martinez"),
@@ -55,6 +94,21 @@ OTHER = [  # another name, time or quantity: each must be set aside
     ("The river is 40 km long.", "How long is the river?", "40 miles"),
     ("It weighs 2.5 tonnes.", "How much does it weigh?", "2.5 pounds"),
     ("The tower is 300 feet tall.", "How tall is the tower?", "about 300 metres"),
+    # eras, ordinals, decades, halves, currencies
+    ("The mill was founded by Ada Lind in 1921.", "Who founded the mill?", "Lind, Karl"),
+    ("The bridge was damaged in World War II.", "When was the bridge damaged?", "World War I"),
+    ("The bridge was damaged in the Second World War.", "When was the bridge damaged?", "the First World War"),
+    ("The canal opened on 3 March 1921.", "When did the canal open?", "Mar. 13, 1921"),
+    ("The canal opened in 1925.", "When did the canal open?", "in the 1930s"),
+    ("The wall was built around 500 BC.", "When was the wall built?", "500 AD"),
+    ("The war lasted from 1914 to 1918.", "When did the war last?", "1914–19"),
+    ("Half of the town's workers were weavers.", "What share of the workers were weavers?", "75%"),
+    ("The trip took 3.5 years.", "How long did the trip take?", "four and a half years"),
+    ("The grant was £5 million.", "How large was the grant?", "5 million dollars"),
+    ("The hall seats 120 people.", "How many people does the hall seat?", "one hundred and forty"),
+    ("The vote passed 7–2.", "What was the vote?", "6 to 3"),
+    ("The tower is 1.5 km from the sea.", "How far is the tower from the sea?", "150 metres"),
+    ("She was the mayor's second wife.", "Which wife was she?", "his 3rd wife"),
 ]
 
 

@@ -14,6 +14,7 @@ as the reader's own spans must.
 
 from __future__ import annotations
 
+import calendar
 import re
 import unicodedata
 from functools import cache
@@ -59,10 +60,10 @@ def _words(text: str) -> set[str]:
     """Meaningful words cut to five letters, numbers written one way (`in_digits`; "two" is "2")
     and kept whole, so that "12000000" is not "12000"; a stopword that ends a sentence ("founded
     it.") is a stopword still, but one written in capitals is an acronym ("the WHO"). Initials
-    are one word with or without their dots ("U.S." is "US") and a time of day is written one
-    way ("9 a.m." is "9am")."""
+    are one word with or without their dots ("U.S." is "US"), and a time of day, an era, a
+    month, a half and a range of years are written one way (`one_spelling`)."""
     skip = stopwords()
-    text = _CLOCK_TIME.sub(_clock_time, in_digits(_REGNAL_NUMBER.sub(_regnal_in_digits, text)))
+    text = _CLOCK_TIME.sub(_clock_time, one_spelling(in_digits(_REGNAL_NUMBER.sub(_regnal_in_digits, text))))
     said = [DIGITS_OF_NUMBER_WORDS.get(w, w) for w in meaningful_tokens(text) if w not in skip]
     acronyms = [] if _shouted(text) else [a.lower() for a in _ACRONYM.findall(text) if a.lower() in skip]
     return {w if w.isdigit() else stem(_DOTTED_INITIALS.sub(r"\1", w)) for w in said + acronyms}
@@ -83,7 +84,46 @@ _REGNAL_NUMBER = re.compile(r"\b([A-Z][a-z]+) (X{0,3}(?:IX|IV|VI{0,3}|I{1,3})|X{
 def _regnal_in_digits(found: re.Match) -> str:
     import roman  # a well-kept parser of Roman numerals (zopefoundation)
 
-    return found[0] if found[2] == "I" else f"{found[1]} {roman.fromRoman(found[2])}"  # "Then I" is no numeral
+    if found[2] == "I" and not _numeral_i(found):
+        return found[0]
+    return f"{found[1]} {roman.fromRoman(found[2])}"
+
+
+def _numeral_i(found: re.Match) -> bool:
+    """A lone "I" is a numeral after a name that goes on from a word before it ("the Lundby War I", "King
+    Edmund I"), a pronoun after a sentence's opening word or a function word ("Then I", "Honestly I")."""
+    before = found.string[:found.start()].rstrip()
+    return bool(before) and before[-1].isalnum() and found[1].lower() not in stopwords()
+
+
+_ERA_BEFORE_CHRIST = re.compile(r"\b(\d{1,4})\s?(?:B\.?C\.?(?:E\.?)?)(?![\w.])|\b(\d{1,4})\s?(?:B\.C\.(?:E\.)?)")
+_COMMON_ERA = re.compile(r"\b(\d{1,4})\s?(?:A\.D\.|C\.E\.|AD\b|CE\b)|\b(?:A\.D\.|AD\b)\s?(\d{1,4})\b")
+"""Eras: "500 BC", "500 B.C.", "500 BCE" are one; "AD 1066", "1066 CE" are "1066", the era a year
+without one is in."""
+_SHORT_YEAR_RANGE = re.compile(r"\b((1\d|20)(\d\d))(\s?[\u2013-]\s?)(\d\d)\b(?![\d.,]\d|-\d)")
+"""A range of years whose second is cut to its last two digits: "1914\u201318" is "1914\u20131918" (and
+"1905-07-01" a date)."""
+_MONTH_SHORT = {m[:3]: m for m in calendar.month_name if m} | {"Sept": "September"}
+_SHORT_MONTH = re.compile(rf"\b({'|'.join(sorted(_MONTH_SHORT, key=len, reverse=True))})\b\.?(?=\s?\d)"
+                          rf"|(?<=\d )({'|'.join(sorted(_MONTH_SHORT, key=len, reverse=True))})\b\.?")
+"""A month cut short beside a number: "Mar. 3", "3 Sept 1921"."""
+_HALF = re.compile(r"\b(\d+) and (?:a|one) half\b|(\d*)\u00bd")
+"""A half: "six and a half" (digits by then: "6 and a half") and "6\u00bd" are "6.5"."""
+_ORDINAL_SECOND = re.compile(r"(?<!\d )(?<!\b[Aa] )(?<!\b[Aa]n )(?<!\bper )(?<!\beach )(?<!\bevery )(?<!\bsplit )"
+                             r"\b[Ss]econd\b|\bFirst\b(?=\s+[A-Z])")
+"""An ordinal "second" ("his second wife", "the Second Lundby War"; not "per second", "a second")
+and a "First" in a name ("the First Lundby War"), as their numbers: "2nd" and "II" are "2" too."""
+
+
+def one_spelling(text: str) -> str:
+    """Spellings of one thing written one way: an era, a range of years cut short, a month cut short,
+    a half and an ordinal, in a text whose numbers are digits (`in_digits`)."""
+    text = _ERA_BEFORE_CHRIST.sub(lambda m: f"{m[1] or m[2]} BC", text)
+    text = _COMMON_ERA.sub(lambda m: m[1] or m[2], text)
+    text = _SHORT_YEAR_RANGE.sub(lambda m: f"{m[1]}{m[4]}{m[2]}{m[5]}" if int(m[5]) > int(m[3]) else m[0], text)
+    text = _SHORT_MONTH.sub(lambda m: _MONTH_SHORT[m[1] or m[2]], text)
+    text = _HALF.sub(lambda m: f"{m[1] or m[2] or 0}.5", text)
+    return _ORDINAL_SECOND.sub(lambda m: "2" if m[0].lower() == "second" else "1", text)
 
 
 def _clock_time(found: re.Match) -> str:
@@ -126,7 +166,7 @@ def unsupported_reason(answer: str, pad: Scratchpad) -> str | None:
     if not pad.facts:
         return "no passage was read, so nothing supports the answer"
     read = _read(pad)
-    said = claim(answer)
+    said = one_spelling(claim(answer))  # before its names are cut out of it: "500 BCE" is "500 BC", "Sept 3" "September 3"
     options = question_options(pad.question)
     chosen = [o for o in options if normalize_query(o) in normalize_query(answer)]
     if _YES_NO.match(said) or chosen or (_YES_NO_LAST.search(said) and "yes_no" in expected_answer_types(pad.question)):
@@ -138,10 +178,11 @@ def unsupported_reason(answer: str, pad: Scratchpad) -> str | None:
     asked = _words(pad.question) | _unreadable(said, pad) | _translated(said, pad)
     names = _words(" ".join(claimed_names(said))) | {w for w in _words(said) if re.search(r"\d", w)}
     facts_text = " ".join(f"{f.title} {f.text}" for f in pad.facts)
-    # a full name whose last word the facts hold is read: the surname stands for it ("Lind" said, "Ada Lind" answered)
+    # a full name whose last word the facts hold is read: the surname stands for it ("Lind" said, "Ada Lind" answered);
+    # not its number, which tells one war or king from another ("Lundby War I" where "Lundby War II" is read)
     for run in _FULL_NAME.findall(said):
-        if _words(run.split()[-1]) <= read:
-            read = read | _words(run)
+        if (last := _words(run.split()[-1])) and last <= read:
+            read = read | {w for w in _words(run) if not w.isdigit()}
     # a name written out whose acronym a passage writes is read: "the Tarbury Rowing Club" said, "the TRC" read
     shortened = written_acronyms(facts_text)
     for run in long_names(said):
@@ -153,7 +194,7 @@ def unsupported_reason(answer: str, pad: Scratchpad) -> str | None:
     else:  # only the counts of years the answer gives, and the pairs of years only when it gives one
         counted = years_said(said)
         derived = years_between(read) & counted if counted else set()
-    derived = derived | centuries_read(said, facts_text)
+    derived = derived | centuries_read(said, facts_text) | decades_read(said, facts_text)
     measured, contradicted = compared_quantities(said, facts_text) if re.search(r"\d", said) else ([], [])
     derived = derived | _words(" ".join(measured))  # its number and unit, read in another unit or spelling
     unread_names = sorted(n for n in names - read - asked - derived if not abbreviates(n, facts_text))
@@ -241,6 +282,17 @@ def centuries_read(answer: str, facts_text: str) -> set[str]:
         number = int(hundreds) + 1 if hundreds else int(century)
         read |= {str(number), f"{number - 1}00s"}
     return {word for century, hundreds in said for word in (century, f"{hundreds}00s") if word in read}
+
+
+_DECADE_SAID = re.compile(r"\b(1\d\d|20\d)0s\b")
+_YEAR_OF_DECADE = re.compile(r"\b(1\d\d|20\d)\d(?:s\b)?(?![\d.,]\d)")
+
+
+def decades_read(answer: str, facts_text: str) -> set[str]:
+    """The answer's decades that a year read falls in: "the late 1870s" where a passage says "1877"
+    or "the 1870s". Only a decade the answer names is worked out."""
+    said = set(_DECADE_SAID.findall(answer))
+    return {f"{decade}0s" for decade in said & set(_YEAR_OF_DECADE.findall(facts_text))} if said else set()
 
 
 NAME_QUALIFIERS = 2
