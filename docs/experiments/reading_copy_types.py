@@ -1,13 +1,11 @@
 """The reading copy with the adapter folded in, its matrices stored in 8 bits (Q8_0, shipped) or in
-4 or 5 bits of the kinds llama.cpp's CPU backend repacks for its matrix-matrix kernels: what a
-reading's prompt costs on each, and what each reads on dev.
+4 bits (Q4_0, which llama.cpp's CPU backend repacks for its matrix-matrix kernels on x86 with
+AVX2): what a reading and its prompt cost on each, and whether the span is the same.
 
     python docs/experiments/reading_copy_types.py time [KIND...]   # 20 scored SQuAD questions, each copy in turns
-    python docs/experiments/reading_copy_types.py dev [KIND...]    # the 160 dev questions, each copy
 
-KIND is a gguf quantization type name (default: Q8_0 Q4_0). `time` reads each question with every
-copy in turn, twice, so the machine's drift falls on all of them alike. `dev` reads the shipped
-adapter's dev sample (`train_adapter.dev_sample`) as `adapter_folding.py dev` does.
+KIND is a gguf quantization type name (default: Q8_0 Q4_0). Each question is read with every copy
+in turn, twice, so the machine's drift falls on all of them alike.
 """
 
 from __future__ import annotations
@@ -17,16 +15,12 @@ import json
 import statistics
 import tempfile
 import time
-from dataclasses import replace
 from pathlib import Path
 from types import SimpleNamespace
 from unittest import mock
 
-from deltaseek.optimize.adapter_figures import figures_at
-from deltaseek.optimize.train_adapter import dataset_examples, dev_sample
 from deltaseek.programs.agent.learned_reader import adapter as adapter_module
 from deltaseek.programs.agent.learned_reader.adapter import ReaderAdapter
-from deltaseek.programs.agent.learned_reader.prompt import best_sentences, held_answer
 from deltaseek.programs.index import CorpusIndex
 from deltaseek.programs.lm import reading_copy
 from deltaseek.programs.lm.gguf_file import find_smollm2_gguf
@@ -103,30 +97,11 @@ def reading_times(kinds: list[str]) -> None:
               f"span the same as {kinds[0]}'s: {same} of {len(asked)}")
 
 
-def dev_readings(kinds: list[str]) -> None:
-    dev = dev_sample(dataset_examples([str(SQUAD)])["dev"])
-    first = None
-    for kind in kinds:
-        reader, rows, seconds = reader_on(folded_copy(kind)), [], []
-        for ex in dev:
-            started = time.perf_counter()
-            reading = reader.read(ex.question, ex.facts, bound=1.01)
-            seconds.append(time.perf_counter() - started)
-            held = held_answer(best_sentences(ex.question, ex.facts), ex.answers) is not None
-            rows.append((replace(ex, held=held), (reading.span or "") if reading else "",
-                         reading.doubt if reading else 1.0))
-        print(f"{kind}: a reading {statistics.median(seconds):.3f} s (median); at the file's bound",
-              figures_at(rows, reader.info.bound))
-        first = first or [span for _, span, _ in rows]
-        print(f"  span the same as {kinds[0]}'s: {sum(a == s for a, (_, s, _) in zip(first, rows))} of {len(dev)}")
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("what", choices=("time", "dev"))
+    parser.add_argument("what", choices=("time",))
     parser.add_argument("kinds", nargs="*", default=["Q8_0", "Q4_0"])
-    args = parser.parse_args()
-    reading_times(args.kinds) if args.what == "time" else dev_readings(args.kinds)
+    reading_times(parser.parse_args().kinds)
 
 
 if __name__ == "__main__":
