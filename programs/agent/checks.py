@@ -96,7 +96,7 @@ def _numeral_i(found: re.Match) -> bool:
     return bool(before) and before[-1].isalnum() and found[1].lower() not in stopwords()
 
 
-_ERA_BEFORE_CHRIST = re.compile(r"\b(\d{1,4})\s?(?:B\.?C\.?(?:E\.?)?)(?![\w.])|\b(\d{1,4})\s?(?:B\.C\.(?:E\.)?)")
+_ERA_BEFORE_CHRIST = re.compile(r"\b(\d{1,4})\s?B\.?C\.?(?:E\.?)?(?!\w)")
 _COMMON_ERA = re.compile(r"\b(\d{1,4})\s?(?:A\.D\.|C\.E\.|AD\b|CE\b)|\b(?:A\.D\.|AD\b)\s?(\d{1,4})\b")
 """Eras: "500 BC", "500 B.C.", "500 BCE" are one; "AD 1066", "1066 CE" are "1066", the era a year
 without one is in."""
@@ -104,8 +104,8 @@ _SHORT_YEAR_RANGE = re.compile(r"\b((1\d|20)(\d\d))(\s?[\u2013-]\s?)(\d\d)\b(?![
 """A range of years whose second is cut to its last two digits: "1914\u201318" is "1914\u20131918" (and
 "1905-07-01" a date)."""
 _MONTH_SHORT = {m[:3]: m for m in calendar.month_name if m} | {"Sept": "September"}
-_SHORT_MONTH = re.compile(rf"\b({'|'.join(sorted(_MONTH_SHORT, key=len, reverse=True))})\b\.?(?=\s?\d)"
-                          rf"|(?<=\d )({'|'.join(sorted(_MONTH_SHORT, key=len, reverse=True))})\b\.?")
+_MONTHS_SHORT = "|".join(sorted(_MONTH_SHORT, key=len, reverse=True))
+_SHORT_MONTH = re.compile(rf"\b({_MONTHS_SHORT})\b\.?(?=\s?\d)|(?<=\d )({_MONTHS_SHORT})\b\.?")
 """A month cut short beside a number: "Mar. 3", "3 Sept 1921"."""
 _HALF = re.compile(r"\b(\d+) and (?:a|one) half\b|(\d*)\u00bd")
 """A half: "six and a half" (digits by then: "6 and a half") and "6\u00bd" are "6.5"."""
@@ -118,7 +118,7 @@ and a "First" in a name ("the First Lundby War"), as their numbers: "2nd" and "I
 def one_spelling(text: str) -> str:
     """Spellings of one thing written one way: an era, a range of years cut short, a month cut short,
     a half and an ordinal, in a text whose numbers are digits (`in_digits`)."""
-    text = _ERA_BEFORE_CHRIST.sub(lambda m: f"{m[1] or m[2]} BC", text)
+    text = _ERA_BEFORE_CHRIST.sub(r"\1 BC", text)
     text = _COMMON_ERA.sub(lambda m: m[1] or m[2], text)
     text = _SHORT_YEAR_RANGE.sub(lambda m: f"{m[1]}{m[4]}{m[2]}{m[5]}" if int(m[5]) > int(m[3]) else m[0], text)
     text = _SHORT_MONTH.sub(lambda m: _MONTH_SHORT[m[1] or m[2]], text)
