@@ -329,6 +329,14 @@ SAME_THING_WRITTEN_OTHERWISE = [  # (what a passage writes, the question, the sa
     ("The Vey canal opened in 1925.", "When did the Vey canal open?", "in the mid-1920s"),  # a decade worked out
     ("The Vey voyage took 3.5 years.", "How long did the Vey voyage take?", "three and a half years"),  # a half
     ("The Vey voyage took three and a half years.", "How long did the Vey voyage take?", "3\u00bd years"),
+    ("The Vey dock was bombed in WWII.", "When was the Vey dock bombed?", "during World War II"),  # initials
+    ("The Vey dock was bombed in the Second World War.", "When was the Vey dock bombed?", "WW2"),
+    ("Two-thirds of Lundby's voters agreed.", "How many of Lundby's voters agreed?", "about 67%"),  # a share
+    ("About 25% of Vey is forest.", "How much of Vey is forest?", "a quarter"),
+    ("The Vey pond froze at \u22123 \u00b0C.", "How cold did the Vey pond get?", "minus three degrees Celsius"),
+    ("The Vey fort was built in AD 43.", "When was the Vey fort built?", "43 AD"),
+    ("The Vey bridge cost $40 million.", "What did the Vey bridge cost?", "40 million US dollars"),  # money
+    ("The Vey fee was 300 kronor.", "What was the Vey fee?", "SEK 300"),
 ]
 
 
@@ -367,6 +375,13 @@ def test_a_number_name_or_quantity_written_otherwise_than_the_passages_is_read(p
     ("The Vey canal opened in 1925.", "When did the Vey canal open?", "in the 1930s", "1930s"),
     ("The Vey voyage took 3.5 years.", "How long did the Vey voyage take?", "four and a half years", "4.5"),
     ("The Vey wall was raised around 500 AD.", "When was the Vey wall raised?", "500 BCE", "bc"),
+    ("The Vey dock was bombed in World War II.", "When was the Vey dock bombed?", "WWI", "1"),
+    ("Two-thirds of Lundby's voters agreed.", "How many of Lundby's voters agreed?", "a third", "3"),
+    ("The Vey pond froze at \u22123 \u00b0C.", "How cold did the Vey pond get?", "minus three degrees Fahrenheit",
+     "fahre"),
+    ("The Vey fort was built in 43 BC.", "When was the Vey fort built?", "AD 43", "other era"),
+    ("The Vey bridge cost $40 million.", "What did the Vey bridge cost?", "\u00a340 million", "another currency"),
+    ("The Vey fee was 300 kronor.", "What was the Vey fee?", "300 euros", "another currency"),
 ])
 def test_another_number_name_or_quantity_is_still_named(passage, question, answer, named):
     pad = Scratchpad(question=question, facts=[Fact(source="t", title="Notes", text=passage, step=1)])

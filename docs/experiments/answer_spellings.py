@@ -1,7 +1,8 @@
 """A capable model's right answer spelt otherwise than the passage spells it: accents, dashes and
 quotes, British and American spelling, "&" and "and", initials with and without dots, an acronym
 that spells a stopword, a time of day, an abbreviation in a name, a quantity in another unit, an era, a range or a month
-cut short, a decade, a half, an ordinal, a name written surname first.
+cut short, a decade, a half, an ordinal, a name written surname first, a world war's initials, a
+share in words, a temperature in words, an amount of money.
 Does it pass, and is another name or quantity still set aside? Hand-written passages and
 answers, none from a dataset; no model is loaded:
 
@@ -81,6 +82,19 @@ SAME = [  # (what a passage writes, the question, the same thing as a capable mo
     ("The town lies in the north-east of the county.", "Where does the town lie?", "northeast of the county"),
     ("The band Los Rascos played first.", "Who played first?", "The Rascos"),
     ("The paper was published by Oxenford University Press.", "Who published the paper?", "OUP"),
+    # world wars' initials, shares in words, temperatures in words, eras and currencies
+    ("The dock was bombed in WWII.", "When was the dock bombed?", "during World War II"),
+    ("The dock was bombed in the Second World War.", "When was the dock bombed?", "WW2"),
+    ("Two-thirds of the voters agreed.", "How many of the voters agreed?", "about 67%"),
+    ("About 25% of the land is forest.", "How much of the land is forest?", "a quarter"),
+    ("Some 40 per cent of the crop was lost.", "How much of the crop was lost?", "two fifths"),
+    ("The pond froze at \u22123 \u00b0C.", "How cold did the pond get?", "minus three degrees Celsius"),
+    ("The pond froze at minus 3 degrees Celsius.", "How cold did the pond get?", "-3 \u00b0C"),
+    ("The fort was built in AD 43.", "When was the fort built?", "43 AD"),
+    ("The town flourished from 600 to 500 BC.", "When did the town flourish?", "until 500 BCE"),
+    ("The bridge cost $40 million.", "What did the bridge cost?", "40 million US dollars"),
+    ("The fee was 300 kronor.", "What was the fee?", "SEK 300"),
+    ("The ticket cost \u00a5500.", "What did the ticket cost?", "500 yen"),
 ]
 OTHER = [  # another name, time or quantity: each must be set aside
     ("The café was opened by José Márquez in 1921.", "Who opened the café?", "Jose Martinez"),
@@ -109,6 +123,14 @@ OTHER = [  # another name, time or quantity: each must be set aside
     ("The vote passed 7–2.", "What was the vote?", "6 to 3"),
     ("The tower is 1.5 km from the sea.", "How far is the tower from the sea?", "150 metres"),
     ("She was the mayor's second wife.", "Which wife was she?", "his 3rd wife"),
+    ("The dock was bombed in World War II.", "When was the dock bombed?", "WWI"),
+    ("Two-thirds of the voters agreed.", "How many of the voters agreed?", "a third"),
+    ("About 25% of the land is forest.", "How much of the land is forest?", "three quarters"),
+    ("The pond froze at \u22123 \u00b0C.", "How cold did the pond get?", "minus three degrees Fahrenheit"),
+    ("The fort was built in 43 BC.", "When was the fort built?", "AD 43"),
+    ("The temple was built in AD 300.", "When was the temple built?", "300 BC"),
+    ("The bridge cost $40 million.", "What did the bridge cost?", "\u00a340 million"),
+    ("The fee was 300 kronor.", "What was the fee?", "300 euros"),
 ]
 
 

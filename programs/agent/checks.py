@@ -25,7 +25,7 @@ from deltaseek.programs.agent.guardrails import (COPIED_WORDS, DSPY_PLACEHOLDERS
                                                 repeats_itself)
 from deltaseek.programs.agent.learned_reader import (expected_answer_types, facts_rarity, fits_type, question_options,
                                                      question_support, sentences)
-from deltaseek.programs.agent.quantities import compared_quantities
+from deltaseek.programs.agent.quantities import compared_amounts, compared_quantities, same_shares
 from deltaseek.programs.agent.scratchpad import Fact, Scratchpad
 from deltaseek.programs.text import (DIGITS_OF_NUMBER_WORDS, QUESTION_WORDS, capitalized_run, in_digits, initials,
                                      long_names, meaningful_tokens, named_entities, normalize_query, stem,
@@ -107,6 +107,9 @@ _MONTH_SHORT = {m[:3]: m for m in calendar.month_name if m} | {"Sept": "Septembe
 _MONTHS_SHORT = "|".join(sorted(_MONTH_SHORT, key=len, reverse=True))
 _SHORT_MONTH = re.compile(rf"\b({_MONTHS_SHORT})\b\.?(?=\s?\d)|(?<=\d )({_MONTHS_SHORT})\b\.?")
 """A month cut short beside a number: "Mar. 3", "3 Sept 1921"."""
+_WORLD_WAR_SHORT = re.compile(r"\bWW\s?(I{1,2}|[12])\b")
+"""A world war cut to its initials: "WWII" and "WW2" are "World War 2", the number a Roman numeral
+after a name is read as."""
 _HALF = re.compile(r"\b(\d+) and (?:a|one) half\b|(\d*)\u00bd")
 """A half: "six and a half" (digits by then: "6 and a half") and "6\u00bd" are "6.5"."""
 _ORDINAL_SECOND = re.compile(r"(?<!\d )(?<!\b[Aa] )(?<!\b[Aa]n )(?<!\bper )(?<!\beach )(?<!\bevery )(?<!\bsplit )"
@@ -116,14 +119,35 @@ and a "First" in a name ("the First Lundby War"), as their numbers: "2nd" and "I
 
 
 def one_spelling(text: str) -> str:
-    """Spellings of one thing written one way: an era, a range of years cut short, a month cut short,
-    a half and an ordinal, in a text whose numbers are digits (`in_digits`)."""
+    """Spellings of one thing written one way: a world war's initials, an era, a range of years cut
+    short, a month cut short, a half and an ordinal, in a text whose numbers are digits (`in_digits`)."""
+    text = _WORLD_WAR_SHORT.sub(lambda m: f"World War {len(m[1]) if 'I' in m[1] else m[1]}", text)
     text = _ERA_BEFORE_CHRIST.sub(r"\1 BC", text)
     text = _COMMON_ERA.sub(lambda m: m[1] or m[2], text)
     text = _SHORT_YEAR_RANGE.sub(lambda m: f"{m[1]}{m[4]}{m[2]}{m[5]}" if int(m[5]) > int(m[3]) else m[0], text)
     text = _SHORT_MONTH.sub(lambda m: _MONTH_SHORT[m[1] or m[2]], text)
     text = _HALF.sub(lambda m: f"{m[1] or m[2] or 0}.5", text)
     return _ORDINAL_SECOND.sub(lambda m: "2" if m[0].lower() == "second" else "1", text)
+
+
+_YEARS_BEFORE_CHRIST = re.compile(r"\b(\d{1,4})(?:\s?(?:[\u2013-]|to)\s?(\d{1,4}))?\s?BC\b")
+"""Years before Christ, one or a range: "500 BC", "600\u2013500 BC", "600 to 500 BC"."""
+
+
+def contradicted_eras(answer: str, facts_text: str) -> list[str]:
+    """The answer's years in one era that the passages give only in the other: "500 AD" where a
+    passage says "500 BC" and none gives 500 without it, "44 BC" where one says "AD 44" and none "44 BC".
+    A year without an era passes either way: "500" is how "AD 500" is written."""
+    facts = in_digits(facts_text)
+    before_christ = _ERA_BEFORE_CHRIST.sub(r"\1 BC", facts)
+    read_bc = {year for found in _YEARS_BEFORE_CHRIST.findall(before_christ) for year in found if year}
+    read_otherwise = set(re.findall(r"\b\d{1,4}\b", _YEARS_BEFORE_CHRIST.sub(" ", before_christ)))
+    read_ad = {m[1] or m[2] for m in _COMMON_ERA.finditer(facts)}
+    said = in_digits(answer)
+    said_bc = {year for found in _YEARS_BEFORE_CHRIST.findall(_ERA_BEFORE_CHRIST.sub(r"\1 BC", said)) for year in found
+               if year}
+    return ([f"{m[0]}" for m in _COMMON_ERA.finditer(said) if (m[1] or m[2]) in read_bc - read_otherwise]
+            + [f"{year} BC" for year in sorted(said_bc & read_ad - read_bc)])
 
 
 def _clock_time(found: re.Match) -> str:
@@ -195,13 +219,19 @@ def unsupported_reason(answer: str, pad: Scratchpad) -> str | None:
         counted = years_said(said)
         derived = years_between(read) & counted if counted else set()
     derived = derived | centuries_read(said, facts_text) | decades_read(said, facts_text)
-    measured, contradicted = compared_quantities(said, facts_text) if re.search(r"\d", said) else ([], [])
-    derived = derived | _words(" ".join(measured))  # its number and unit, read in another unit or spelling
+    has_number = bool(re.search(r"\d", in_digits(said)))
+    measured, contradicted = compared_quantities(said, facts_text) if has_number else ([], [])
+    paid, paid_otherwise = compared_amounts(said, facts_text) if has_number else ([], [])
+    # its number and unit, share or currency, read in another unit or spelling
+    derived = derived | _words(" ".join(measured + paid + same_shares(said, facts_text)))
     unread_names = sorted(n for n in names - read - asked - derived if not abbreviates(n, facts_text))
     if unread_names:
         return f"no passage read holds {', '.join(unread_names)}"
-    if contradicted:
-        return f"no passage read gives {', '.join(contradicted)}: they measure it otherwise"
+    for otherwise, how in ((contradicted, "they measure it otherwise"),
+                           (contradicted_eras(claim(answer), facts_text), "they give it in the other era"),
+                           (paid_otherwise, "they give it in another currency")):
+        if otherwise:
+            return f"no passage read gives {', '.join(otherwise)}: {how}"
     others = {w for w in _words(said) - names - asked - derived if not abbreviates(w, facts_text)}
     if not names and not others and _unreadable(said, pad):
         return None  # nothing in the passages' own script to check

@@ -24,10 +24,13 @@ acre hectare degree_Celsius degree_Fahrenheit kelvin knot mile_per_hour kilomete
 SHORT_UNITS = frozenset("m g l L".split())
 """The one-letter words read as units; others ("C", "t") name other things as often."""
 
-_QUANTITY = re.compile(r"(?<![\w.])(-?\d+(?:\.\d+)?)\s?((?:(?:square|sq\.?|cubic)\s+)?(?:°\s?[CF]\b|[A-Za-z][A-Za-z²³]*)"
-                       r"(?:\s?(?:/|per\s+)[a-z]+)?)")
+_QUANTITY = re.compile(r"(?<![\w.])((?:-|\bminus\s+)?\d+(?:\.\d+)?)\s?((?:(?:square|sq\.?|cubic)\s+)?"
+                       r"(?:°\s?[CF]\b|degrees?\s+(?:Celsius|centigrade|Fahrenheit)\b|[A-Za-z][A-Za-z²³]*)"
+                       r"(?:\s?(?:/|per\s+)[a-z]+)?)", re.I)
 """A number and the words after it that may be its unit: "40 km", "2.5 tonnes", "12 square miles",
-"60 km/h", "-5 °C"."""
+"60 km/h", "-5 °C", "minus 5 degrees Celsius"."""
+_DEGREES = re.compile(r"^(?:°\s?|degrees?\s+)([CF])\w*", re.I)
+"""How a temperature's unit is written ("°C", "degrees Celsius"), for pint's "degC"."""
 
 
 @dataclass(frozen=True)
@@ -54,14 +57,14 @@ def quantities(text: str) -> list[Quantity]:
     for match in _QUANTITY.finditer(in_digits(text.replace("\u2212", "-"))):  # a minus sign is a hyphen's
         unit = _unit(match[2])
         if unit is not None:
-            found.append(Quantity(match[0], match[1], unit))
+            found.append(Quantity(match[0], re.sub(r"(?i)minus\s+", "-", match[1]), unit))
     return found
 
 
 @cache
 def _unit(words: str) -> str | None:
     """pint's unit for the words, or None when they are no measure (`MEASURES`)."""
-    words = re.sub(r"°\s?", "deg", words.strip())
+    words = _DEGREES.sub(lambda m: f"deg{m[1].upper()}", words.strip())
     if words not in SHORT_UNITS and (words.lower() in stopwords() or len(words) == 1):
         return None
     try:
@@ -106,4 +109,84 @@ def compared_quantities(answer: str, facts_text: str) -> tuple[list[str], list[s
             matched.append(said.written)
         elif any(v is False for v in verdicts):
             contradicted.append(said.written)
+    return matched, contradicted
+
+
+_FRACTION = re.compile(r"\b(?:(a|an|one|two|three|four)[\s-]+)?(half|thirds?|quarters?|fifths?)\b", re.I)
+"""A share in words: "half", "a third", "two-thirds", "three quarters" (a third or a quarter with its
+count, for "the third quarter of the match" is no share)."""
+_NUMERATORS = {"a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4}
+_DENOMINATORS = {"half": 2, "third": 3, "quarter": 4, "fifth": 5}
+_PERCENT = re.compile(r"(?<![\d.])(\d+(?:\.\d+)?)\s?(?:%|percent\b|per\s?cent\b)", re.I)
+
+
+def _shares_in_words(text: str) -> dict[str, float]:
+    found = {}
+    for match in _FRACTION.finditer(text):
+        count = _NUMERATORS[match[1].lower()] if match[1] else (1 if match[2].lower() == "half" else 0)
+        share = count / _DENOMINATORS[match[2].lower().rstrip("s")]
+        if 0 < share < 1:
+            found[match[0]] = share
+    return found
+
+
+def _percents(text: str) -> dict[str, float]:
+    return {match[0]: float(match[1]) / 100 for match in _PERCENT.finditer(in_digits(text))}
+
+
+def same_shares(answer: str, facts_text: str) -> list[str]:
+    """The answer's shares that a passage gives in the other spelling, to the answer's rounding:
+    "50%" where a passage says "half of", "33%" for "a third", "a quarter" for "25 per cent"."""
+    said_words, said_percents = _shares_in_words(answer), _percents(answer)
+    if not said_words and not said_percents:
+        return []
+    read_words, read_percents = _shares_in_words(facts_text).values(), _percents(facts_text).values()
+    same = [written for written, share in said_percents.items()
+            if any(abs(share - read) <= _rounding(re.sub(r"[^\d.]", "", written)) / 100 for read in read_words)]
+    return same + [written for written, share in said_words.items()
+                   if any(abs(share - read) <= 0.005 for read in read_percents)]
+
+
+_CURRENCY_FAMILIES = {"$": "dollar", "dollar": "dollar", "usd": "dollar", "cad": "dollar", "aud": "dollar",
+                      "nzd": "dollar", "hkd": "dollar", "sgd": "dollar", "£": "pound", "pound": "pound",
+                      "gbp": "pound", "sterling": "pound", "€": "euro", "euro": "euro", "eur": "euro", "¥": "yen|yuan",
+                      "yen": "yen", "jpy": "yen", "yuan": "yuan", "renminbi": "yuan", "cny": "yuan", "rmb": "yuan",
+                      "franc": "franc", "chf": "franc", "rupee": "rupee", "inr": "rupee", "ruble": "ruble",
+                      "rouble": "ruble", "rub": "ruble", "peso": "peso", "mxn": "peso", "lira": "lira", "lire": "lira",
+                      "krona": "krona", "kronor": "krona", "krone": "krona", "kroner": "krona", "sek": "krona",
+                      "nok": "krona", "dkk": "krona"}
+"""The currency a sign, a code or a word names, by its name ("dollar": US, Canadian and others alike,
+for "$" says no more); "¥" is yen or yuan."""
+_CURRENCY_CODES = "USD|CAD|AUD|NZD|HKD|SGD|GBP|EUR|JPY|CNY|RMB|CHF|INR|RUB|MXN|SEK|NOK|DKK"
+_AMOUNT = re.compile(rf"(?P<sign>[A-Z]{{0,2}}\$|£|€|¥|\b(?:{_CURRENCY_CODES})\s?)(?P<before>\d+(?:\.\d+)?)"
+                     rf"|(?<![\w.])(?P<after>\d+(?:\.\d+)?)\s?(?:(?:US|Canadian|Australian)\s)?(?P<name>dollars?|"
+                     rf"pounds?|sterling|euros?|yen|yuan|renminbi|francs?|rupees?|roubles?|rubles?|pesos?|lira|lire|"
+                     rf"kron[aeo]r?|{_CURRENCY_CODES})\b")
+"""An amount of money: a sign or code before its number ("£5000000", "US$2500000", "USD 40"), or a
+currency's name or code after it ("5000000 dollars", "40 USD"), in a text whose numbers are digits."""
+
+
+def _amounts(text: str) -> list[tuple[str, float, set[str]]]:
+    """The amounts of money the text gives: what is written, the number, and the currencies it may be."""
+    found = []
+    for match in _AMOUNT.finditer(in_digits(text)):
+        sign = "$" if (match["sign"] or "").endswith("$") else (match["sign"] or "").strip()
+        name = (sign or match["name"]).lower()
+        family = _CURRENCY_FAMILIES.get(name) or _CURRENCY_FAMILIES[name.removesuffix("s")]
+        found.append((match[0], float(match["before"] or match["after"]), set(family.split("|"))))
+    return found
+
+
+def compared_amounts(answer: str, facts_text: str) -> tuple[list[str], list[str]]:
+    """The answer's amounts of money that a passage gives in a currency the answer's may be ("40 million
+    US dollars" for "$40 million"), and those that the passages give only in another currency ("5
+    million dollars" where a passage says "£5 million" and none gives 5 million in dollars)."""
+    read = _amounts(facts_text)
+    matched, contradicted = [], []
+    for written, number, currencies in _amounts(answer):
+        read_in = set().union(*(c for _, n, c in read if n == number))
+        if currencies & read_in:
+            matched.append(written)
+        elif read_in:
+            contradicted.append(written)
     return matched, contradicted
