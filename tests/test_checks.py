@@ -515,3 +515,10 @@ def test_a_sentence_that_describes_what_is_asked_does_not_answer_it():
     assert evidence.restated_answer("Who is the mayor of Wendle?", [fact]) is None
     fact = Fact(source="mayor", title="", text="The mayor of Wendle is elected every four years.", step=1)
     assert evidence.restated_answer("Who is the mayor of Wendle?", [fact]) is None
+
+
+def test_a_word_that_only_begins_like_a_currency_is_no_amount():
+    from deltaseek.programs.agent.quantities import compared_amounts
+
+    assert compared_amounts("300 kronar and 40 eurozone", "The Vey fee was 300 kronor.") == ([], [])
+    assert compared_amounts("300 kroner", "The Vey fee was 300 kronor.") == (["300 kroner"], [])

@@ -161,7 +161,7 @@ _CURRENCY_CODES = "USD|CAD|AUD|NZD|HKD|SGD|GBP|EUR|JPY|CNY|RMB|CHF|INR|RUB|MXN|S
 _AMOUNT = re.compile(rf"(?P<sign>[A-Z]{{0,2}}\$|£|€|¥|\b(?:{_CURRENCY_CODES})\s?)(?P<before>\d+(?:\.\d+)?)"
                      rf"|(?<![\w.])(?P<after>\d+(?:\.\d+)?)\s?(?:(?:US|Canadian|Australian)\s)?(?P<name>dollars?|"
                      rf"pounds?|sterling|euros?|yen|yuan|renminbi|francs?|rupees?|roubles?|rubles?|pesos?|lira|lire|"
-                     rf"kron[aeo]r?|{_CURRENCY_CODES})\b")
+                     rf"kron(?:a|e|or|er)|{_CURRENCY_CODES})\b")
 """An amount of money: a sign or code before its number ("£5000000", "US$2500000", "USD 40"), or a
 currency's name or code after it ("5000000 dollars", "40 USD"), in a text whose numbers are digits."""
 
