@@ -9,7 +9,7 @@ from deltaseek.programs.agent import checks, evidence
 from deltaseek.programs.agent.checks import answer_failure, is_abstention, one_spelling, unsupported_reason
 from deltaseek.programs.agent.learned_reader import compare_options, compare_pair, question_options, question_support
 from deltaseek.programs.agent.scratchpad import Fact, Scratchpad
-from deltaseek.programs.agent.quantities import quantities
+from deltaseek.programs.agent.quantities import compared_amounts, quantities
 from deltaseek.programs.agent.profile import CAPABLE, SMALL
 from deltaseek.programs.agent.settings import AgentSettings
 from deltaseek.programs.index import CorpusIndex, Passage
@@ -518,7 +518,5 @@ def test_a_sentence_that_describes_what_is_asked_does_not_answer_it():
 
 
 def test_a_word_that_only_begins_like_a_currency_is_no_amount():
-    from deltaseek.programs.agent.quantities import compared_amounts
-
     assert compared_amounts("300 kronar and 40 eurozone", "The Vey fee was 300 kronor.") == ([], [])
     assert compared_amounts("300 kroner", "The Vey fee was 300 kronor.") == (["300 kroner"], [])
