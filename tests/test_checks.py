@@ -337,6 +337,20 @@ SAME_THING_WRITTEN_OTHERWISE = [  # (what a passage writes, the question, the sa
     ("The Vey fort was built in AD 43.", "When was the Vey fort built?", "43 AD"),
     ("The Vey bridge cost $40 million.", "What did the Vey bridge cost?", "40 million US dollars"),  # money
     ("The Vey fee was 300 kronor.", "What was the Vey fee?", "SEK 300"),
+    ("The Vey siege lasted two weeks.", "How long did the Vey siege last?", "14 days"),  # a length of time
+    ("The Vey siege lasted 14 days.", "How long did the Vey siege last?", "a fortnight"),
+    ("The Vey match lasted 90 minutes.", "How long did the Vey match last?", "an hour and a half"),
+    ("The Vey flight took 2 hours and 30 minutes.", "How long did the Vey flight take?", "2.5 hours"),
+    ("The Vey drought lasted three decades.", "How long did the Vey drought last?", "30 years"),
+    ("The Vey ship had a crew of twelve.", "How big was the Vey ship's crew?", "a dozen"),  # a dozen
+    ("The Vey ship had a crew of a dozen men.", "How big was the Vey ship's crew?", "12 men"),
+    ("The Vey ferry leaves at noon.", "When does the Vey ferry leave?", "12 pm"),  # noon
+    ("The Vey ferry leaves at 12:00 p.m.", "When does the Vey ferry leave?", "at noon"),
+    ("Half of the Vey crop failed.", "How much of the Vey crop failed?", "1/2"),  # a fraction in digits
+    ("The Vey treaty was signed in the 3rd century BC.", "When was the Vey treaty signed?", "the third century BCE"),
+    ("The Vey hall was built in 1905.", "When was the Vey hall built?", "the early 20th century"),  # a part
+    ("The Vey hall was built in 1897.", "When was the Vey hall built?", "in the late 1890s"),
+    ("The Vey clinic was run by Ada Lind, a physician.", "Who ran the Vey clinic?", "Dr. Ada Lind"),
 ]
 
 
@@ -382,6 +396,13 @@ def test_a_number_name_or_quantity_written_otherwise_than_the_passages_is_read(p
     ("The Vey fort was built in 43 BC.", "When was the Vey fort built?", "AD 43", "other era"),
     ("The Vey bridge cost $40 million.", "What did the Vey bridge cost?", "\u00a340 million", "another currency"),
     ("The Vey fee was 300 kronor.", "What was the Vey fee?", "300 euros", "another currency"),
+    ("The Vey siege lasted 14 days.", "How long did the Vey siege last?", "three weeks", "3"),
+    ("The Vey match lasted 90 minutes.", "How long did the Vey match last?", "two hours", "2"),
+    ("The Vey ship had a crew of twelve.", "How big was the Vey ship's crew?", "two dozen", "24"),
+    ("The Vey ferry leaves at noon.", "When does the Vey ferry leave?", "at midnight", "12am"),
+    ("The Vey hall was built in 1905.", "When was the Vey hall built?", "the late 20th century", "20"),
+    ("The Vey hall was built in 1897.", "When was the Vey hall built?", "in the early 1890s", "1890s"),
+    ("The Vey clinic was run by Ada Lind.", "Who ran the Vey clinic?", "Olaf Lind", "olaf"),  # another of the surname
 ])
 def test_another_number_name_or_quantity_is_still_named(passage, question, answer, named):
     pad = Scratchpad(question=question, facts=[Fact(source="t", title="Notes", text=passage, step=1)])
@@ -520,3 +541,14 @@ def test_a_sentence_that_describes_what_is_asked_does_not_answer_it():
 def test_a_word_that_only_begins_like_a_currency_is_no_amount():
     assert compared_amounts("300 kronar and 40 eurozone", "The Vey fee was 300 kronor.") == ([], [])
     assert compared_amounts("300 kroner", "The Vey fee was 300 kronor.") == (["300 kroner"], [])
+
+
+def test_the_surname_stands_for_a_full_name_unless_a_passage_names_another_of_it():
+    def pad(*texts: str) -> Scratchpad:
+        return Scratchpad(question="Who designed the Tern compiler?",
+                          facts=[Fact(source=str(i), title="Tern", text=t, step=1) for i, t in enumerate(texts)])
+
+    assert unsupported_reason("Ada Lind", pad("Tern was designed by Lind in 1990.")) is None
+    assert unsupported_reason("Ada Lind", pad("Later Lind designed Tern.", "Professor Lind taught in Vey.")) is None
+    assert "olaf" in unsupported_reason("Olaf Lind", pad("Tern was designed by Lind.", "Her teacher was Ada Lind."))
+    assert unsupported_reason("Olaf Lind", pad("Tern was designed by Lind.", "Olaf Lind and Ada Lind met.")) is None

@@ -2,7 +2,9 @@
 quotes, British and American spelling, "&" and "and", initials with and without dots, an acronym
 that spells a stopword, a time of day, an abbreviation in a name, a quantity in another unit, an era, a range or a month
 cut short, a decade, a half, an ordinal, a name written surname first, a world war's initials, a
-share in words, a temperature in words, an amount of money.
+share in words, a temperature in words, an amount of money, a length of time in another unit, a
+dozen, noon and midnight, a fraction in digits, a title before a name, a part of a century or a
+decade, another person of a surname read.
 Does it pass, and is another name or quantity still set aside? Hand-written passages and
 answers, none from a dataset; no model is loaded:
 
@@ -95,6 +97,65 @@ SAME = [  # (what a passage writes, the question, the same thing as a capable mo
     ("The bridge cost $40 million.", "What did the bridge cost?", "40 million US dollars"),
     ("The fee was 300 kronor.", "What was the fee?", "SEK 300"),
     ("The ticket cost \u00a5500.", "What did the ticket cost?", "500 yen"),
+    # lengths of time, dozens, noon, fractions, titles, parts of centuries and decades, dates in digits,
+    # and paraphrases the checks do not read (a weekday worked out, "doubled", "manually")
+    ("The Vey siege lasted two weeks.", "How long did the Vey siege last?", "14 days"),
+    ("The Vey siege lasted 14 days.", "How long did the Vey siege last?", "two weeks"),
+    ("The Vey siege lasted 14 days.", "How long did the Vey siege last?", "a fortnight"),
+    ("The Vey match lasted 90 minutes.", "How long did the Vey match last?", "an hour and a half"),
+    ("The Vey match lasted 90 minutes.", "How long did the Vey match last?", "1.5 hours"),
+    ("The Vey drought lasted three decades.", "How long did the Vey drought last?", "30 years"),
+    ("The Vey drought lasted 30 years.", "How long did the Vey drought last?", "three decades"),
+    ("The Vey flight took 2 hours and 30 minutes.", "How long did the Vey flight take?", "2.5 hours"),
+    ("The Vey ship had a crew of twelve.", "How big was the Vey ship's crew?", "a dozen"),
+    ("The Vey ship had a crew of a dozen men.", "How big was the Vey ship's crew?", "12 men"),
+    ("The Vey ferry leaves at noon.", "When does the Vey ferry leave?", "12 pm"),
+    ("The Vey ferry leaves at 12:00 p.m.", "When does the Vey ferry leave?", "at noon"),
+    ("Half of the Vey crop failed.", "How much of the Vey crop failed?", "1/2"),
+    ("Three quarters of the Vey crop failed.", "How much of the Vey crop failed?", "3/4 of it"),
+    ("The Vey clinic was run by Ada Lind, a physician.", "Who ran the Vey clinic?", "Dr. Ada Lind"),
+    ("The Vey mill was owned by Sir Karl Sund.", "Who owned the Vey mill?", "Karl Sund"),
+    ("The Vey mill was owned by Karl Sund.", "Who owned the Vey mill?", "Mr. Karl Sund"),
+    ("The Vey hall was built in the 1890s.", "When was the Vey hall built?", "in the late 19th century"),
+    ("The Vey hall was built in 1897.", "When was the Vey hall built?", "in the late 1890s"),
+    ("The Vey hall was built in 1905.", "When was the Vey hall built?", "the early 20th century"),
+    ("The Vey hall was built in 1905.", "When was the Vey hall built?", "the early twentieth century"),
+    ("The Vey tower is 5 ft 11 in tall.", "How tall is the Vey tower?", "about 1.8 m"),
+    ("The Vey tower is 300 m tall.", "How tall is the Vey tower?", "about 1,000 feet"),
+    ("The Vey tower is 300 m tall.", "How tall is the Vey tower?", "roughly 984 ft"),
+    ("The Vey estate covers 40 hectares.", "How big is the Vey estate?", "about 100 acres"),
+    ("The Vey lake holds 2 million litres.", "How much does the Vey lake hold?", "2,000 cubic metres"),
+    ("The Vey bell weighs 1.5 tons.", "How much does the Vey bell weigh?", "3,000 pounds"),
+    ("The Vey church is on Lind Street.", "Where is the Vey church?", "Lind St."),
+    ("The Vey church is on Lind Street.", "Where is the Vey church?", "on Lind St"),
+    ("The Vey road is 12 kilometres long.", "How long is the Vey road?", "12km"),
+    ("The Vey road is 12 kilometres long.", "How long is the Vey road?", "twelve kilometers"),
+    ("The Vey road was paved in March 1921.", "When was the Vey road paved?", "03/1921"),
+    ("The Vey road was paved on 3 March 1921.", "When was the Vey road paved?", "3/3/1921"),
+    ("The Vey road was paved on 3 March 1921.", "When was the Vey road paved?", "Thursday, March 3, 1921"),
+    ("The Vey festival takes place every summer.", "When does the Vey festival take place?", "each summer"),
+    ("The Vey festival takes place every summer.", "When does the Vey festival take place?", "annually, in the summer"),
+    ("Its population rose by 12 percent.", "By how much did Vey's population rise?", "12%"),
+    ("Vey's population was 1,200 in 1900 and 2,400 in 1950.", "How did Vey's population change from 1900 to 1950?", "It doubled."),
+    ("The Vey school has 400 pupils.", "How many pupils does the Vey school have?", "four hundred"),
+    ("The Vey school has 400 pupils.", "How many pupils does the Vey school have?", "some 400 students"),
+    ("The Vey club was founded by brothers Karl and Olaf Sund.", "Who founded the Vey club?", "Karl Sund and Olaf Sund"),
+    ("The Vey club was founded by Karl Sund and Olaf Sund.", "Who founded the Vey club?", "the Sund brothers"),
+    ("The Vey club was founded in the mid-19th century.", "When was the Vey club founded?", "in the mid-1800s"),
+    ("The Vey club plays in red and white.", "What colours does the Vey club play in?", "white and red"),
+    ("The Vey club plays in red and white.", "What colours does the Vey club play in?", "red/white"),
+    ("The Vey river flows north into Lake Sund.", "Where does the Vey river flow?", "northward, into Lake Sund"),
+    ("Ada Lind was born in Vey, a town in northern Tarbury.", "Where was Ada Lind born?", "Vey, Tarbury"),
+    ("Ada Lind was born in Vey, a town in northern Tarbury.", "Where was Ada Lind born?", "in the town of Vey in Tarbury's north"),
+    ("The Vey canal is 8 metres deep.", "How deep is the Vey canal?", "8-metre"),
+    ("The Vey canal was dug by hand.", "How was the Vey canal dug?", "manually"),
+    ("Ada Lind died aged 81.", "How old was Ada Lind when she died?", "eighty-one years old"),
+    ("The Vey war ended in the 17th century.", "When did the Vey war end?", "in the 1600s"),
+    ("The Vey treaty was signed in the 3rd century BC.", "When was the Vey treaty signed?", "the third century BCE"),
+    ("The Vey hall seats 1,500.", "How many does the Vey hall seat?", "1.5k"),
+    ("The Vey hall cost US$1.2 million.", "What did the Vey hall cost?", "$1,200,000"),
+    ("The Vey hall cost 1.2 million euros.", "What did the Vey hall cost?", "€1.2m"),
+    ("The Vey hall cost 1.2 million euros.", "What did the Vey hall cost?", "EUR 1.2 million"),
 ]
 OTHER = [  # another name, time or quantity: each must be set aside
     ("The café was opened by José Márquez in 1921.", "Who opened the café?", "Jose Martinez"),
@@ -131,6 +192,16 @@ OTHER = [  # another name, time or quantity: each must be set aside
     ("The temple was built in AD 300.", "When was the temple built?", "300 BC"),
     ("The bridge cost $40 million.", "What did the bridge cost?", "\u00a340 million"),
     ("The fee was 300 kronor.", "What was the fee?", "300 euros"),
+    # another length of time, count, part of a century or decade, time of day, or person of a surname read
+    ("The Vey siege lasted two weeks.", "How long did the Vey siege last?", "14 months"),
+    ("The Vey siege lasted 14 days.", "How long did the Vey siege last?", "three weeks"),
+    ("The Vey match lasted 90 minutes.", "How long did the Vey match last?", "two hours"),
+    ("The Vey drought lasted three decades.", "How long did the Vey drought last?", "20 years"),
+    ("The Vey ship had a crew of twelve.", "How big was the Vey ship's crew?", "two dozen"),
+    ("The Vey hall was built in 1905.", "When was the Vey hall built?", "the late 20th century"),
+    ("The Vey hall was built in 1897.", "When was the Vey hall built?", "in the early 1890s"),
+    ("The Vey ferry leaves at noon.", "When does the Vey ferry leave?", "at midnight"),
+    ("The Vey clinic was run by Ada Lind.", "Who ran the Vey clinic?", "Dr. Olaf Lind"),
 ]
 
 

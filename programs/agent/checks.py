@@ -25,7 +25,7 @@ from deltaseek.programs.agent.guardrails import (COPIED_WORDS, DSPY_PLACEHOLDERS
                                                 repeats_itself)
 from deltaseek.programs.agent.learned_reader import (expected_answer_types, facts_rarity, fits_type, question_options,
                                                      question_support, sentences)
-from deltaseek.programs.agent.quantities import compared_amounts, compared_quantities, same_shares
+from deltaseek.programs.agent.quantities import compared_amounts, compared_quantities, same_durations, same_shares
 from deltaseek.programs.agent.scratchpad import Fact, Scratchpad
 from deltaseek.programs.text import (DIGITS_OF_NUMBER_WORDS, QUESTION_WORDS, capitalized_run, in_digits, initials,
                                      long_names, meaningful_tokens, named_entities, normalize_query, stem,
@@ -110,6 +110,12 @@ _SHORT_MONTH = re.compile(rf"\b({_MONTHS_SHORT})\b\.?(?=\s?\d)|(?<=\d )({_MONTHS
 _WORLD_WAR_SHORT = re.compile(r"\bWW\s?(I{1,2}|[12])\b")
 """A world war cut to its initials: "WWII" and "WW2" are "World War 2", the number a Roman numeral
 after a name is read as."""
+_DOZEN = re.compile(rf"\b(?:(\d+|{'|'.join(DIGITS_OF_NUMBER_WORDS)})|an?|(half an?))\s+dozen\b", re.I)
+"""A count in dozens: "a dozen" is 12, "two dozen" 24, "half a dozen" 6 ("dozens of" is no count)."""
+_NOON = re.compile(r"\b(?:12\s)?(noon|midday|midnight)\b")
+"""Noon and midnight are times of day: "12pm" and "12am", as "12 p.m." and "12:00 AM" are written."""
+_ERA_AFTER_CENTURY = re.compile(r"\b(centur(?:y|ies))\s+(?:(B\.?C\.?(?:E\.?)?)|A\.?D\.?|C\.?E\.?)(?!\w)")
+"""An era after a century: "the 2nd century BCE" is "the 2nd century BC", "the 2nd century AD" the 2nd century."""
 _HALF = re.compile(r"\b(\d+) and (?:a|one) half\b|(\d*)\u00bd")
 """A half: "six and a half" (digits by then: "6 and a half") and "6\u00bd" are "6.5"."""
 _ORDINAL_SECOND = re.compile(r"(?<!\d )(?<!\b[Aa] )(?<!\b[Aa]n )(?<!\bper )(?<!\beach )(?<!\bevery )(?<!\bsplit )"
@@ -118,14 +124,23 @@ _ORDINAL_SECOND = re.compile(r"(?<!\d )(?<!\b[Aa] )(?<!\b[Aa]n )(?<!\bper )(?<!\
 and a "First" in a name ("the First Lundby War"), as their numbers: "2nd" and "II" are "2" too."""
 
 
+def _dozens(found: re.Match) -> str:
+    count = "1" if not found[1] else DIGITS_OF_NUMBER_WORDS.get(found[1].lower(), found[1])
+    return "6" if found[2] else str(12 * int(count))
+
+
 def one_spelling(text: str) -> str:
     """Spellings of one thing written one way: a world war's initials, an era, a range of years cut
-    short, a month cut short, a half and an ordinal, in a text whose numbers are digits (`in_digits`)."""
+    short, a month cut short, a dozen, noon and midnight, a half and an ordinal, in a text whose
+    numbers are digits (`in_digits`)."""
     text = _WORLD_WAR_SHORT.sub(lambda m: f"World War {len(m[1]) if 'I' in m[1] else m[1]}", text)
+    text = _ERA_AFTER_CENTURY.sub(lambda m: f"{m[1]} BC" if m[2] else m[1], text)
     text = _ERA_BEFORE_CHRIST.sub(r"\1 BC", text)
     text = _COMMON_ERA.sub(lambda m: m[1] or m[2], text)
     text = _SHORT_YEAR_RANGE.sub(lambda m: f"{m[1]}{m[4]}{m[2]}{m[5]}" if int(m[5]) > int(m[3]) else m[0], text)
     text = _SHORT_MONTH.sub(lambda m: _MONTH_SHORT[m[1] or m[2]], text)
+    text = _DOZEN.sub(_dozens, text)
+    text = _NOON.sub(lambda m: "12am" if m[1] == "midnight" else "12pm", text)
     text = _HALF.sub(lambda m: f"{m[1] or m[2] or 0}.5", text)
     return _ORDINAL_SECOND.sub(lambda m: "2" if m[0].lower() == "second" else "1", text)
 
@@ -202,10 +217,11 @@ def unsupported_reason(answer: str, pad: Scratchpad) -> str | None:
     asked = _words(pad.question) | _unreadable(said, pad) | _translated(said, pad)
     names = _words(" ".join(claimed_names(said))) | {w for w in _words(said) if re.search(r"\d", w)}
     facts_text = " ".join(f"{f.title} {f.text}" for f in pad.facts)
-    # a full name whose last word the facts hold is read: the surname stands for it ("Lind" said, "Ada Lind" answered);
-    # not its number, which tells one war or king from another ("Lundby War I" where "Lundby War II" is read)
+    # a full name whose last word the facts hold is read: the surname stands for it ("Lind" said, "Ada Lind" answered),
+    # unless a passage names another of that surname ("Olaf Lind" read, "Ada Lind" answered); not its number,
+    # which tells one war or king from another ("Lundby War I" where "Lundby War II" is read)
     for run in _FULL_NAME.findall(said):
-        if (last := _words(run.split()[-1])) and last <= read:
+        if (last := _words(run.split()[-1])) and last <= read and not other_given_names(run, pad) - _words(run):
             read = read | {w for w in _words(run) if not w.isdigit()}
     # a name written out whose acronym a passage writes is read: "the Tarbury Rowing Club" said, "the TRC" read
     shortened = written_acronyms(facts_text)
@@ -222,8 +238,9 @@ def unsupported_reason(answer: str, pad: Scratchpad) -> str | None:
     has_number = bool(re.search(r"\d", in_digits(said)))
     measured, contradicted = compared_quantities(said, facts_text) if has_number else ([], [])
     paid, paid_otherwise = compared_amounts(said, facts_text) if has_number else ([], [])
-    # its number and unit, share or currency, read in another unit or spelling
-    derived = derived | _words(" ".join(measured + paid + same_shares(said, facts_text)))
+    # its number and unit, share, length of time or currency, read in another unit or spelling
+    in_other_words = measured + paid + same_shares(said, facts_text) + same_durations(said, facts_text)
+    derived = derived | _words(" ".join(in_other_words))
     unread_names = sorted(n for n in names - read - asked - derived if not abbreviates(n, facts_text))
     if unread_names:
         return f"no passage read holds {', '.join(unread_names)}"
@@ -241,6 +258,28 @@ def unsupported_reason(answer: str, pad: Scratchpad) -> str | None:
     if cut and len(unread) > len(cut) / 2 and (not names or len(unread) > NAME_QUALIFIERS):
         return f"most of the answer's words are in no passage read ({', '.join(sorted(unread)[:4])})"
     return None
+
+
+TITLES = frozenset("""mr mrs ms miss mx dr doctor prof professor sir dame lady lord king queen prince princess
+president senator governor general colonel captain saint judge justice father reverend rev bishop""".split())
+"""Words before a surname that are no given name: "Dr. Lind", "Professor Lind"."""
+_BEFORE_A_NAME = re.compile(r"(?<![\w.])([A-Z][\w'’-]*)\.?\s+(?:[A-Z]\.\s+)?(?=([A-Z][\w'’-]*))")
+
+
+def other_given_names(run: str, pad: Scratchpad) -> set[str]:
+    """The given names a passage read writes before the last word of `run` (`_words`' spelling), in
+    a passage's title or inside a sentence (not as its opening word, which grammar capitalizes): "Ada"
+    where a passage says "the clinic was run by Ada Lind" and the answer is "Olaf Lind"."""
+    surname = run.split()[-1].rstrip(".")
+    found = set()
+    for fact in pad.facts:
+        for text, opening in [(fact.title, -1), *((sentence, 0) for sentence in _SENTENCE_BREAK.split(fact.text))]:
+            for match in _BEFORE_A_NAME.finditer(text):
+                word = match[1]
+                is_given_name = word.lower() not in stopwords() | TITLES and not word.endswith("ly")  # "Later Lind"
+                if match[2] == surname and match.start() > opening and is_given_name:
+                    found |= _words(word)
+    return found
 
 
 _ASKS_A_SPAN_OF_YEARS = re.compile(r"\bhow (?:old|many years|long)\b|\bage\b|\byears? (?:apart|between|after|before|later|earlier)\b", re.I)
@@ -296,33 +335,58 @@ def _short_forms_of(read: set[str]) -> set[str]:
     return both
 
 
-_CENTURY_SAID = re.compile(r"\b(\d{1,2})[\s-]+century\b|\b(1?\d)00s\b", re.I)
-_YEAR_READ = re.compile(r"\b(1?\d)\d\d(?!\d)(?:s\b)?|\b(\d{1,2})[\s-]+century\b", re.I)
+_PART = r"(?:\b(early|mid|middle|late)[\s-]+(?:the\s+)?)?"
+_PARTS = {"early": (0, 40), "mid": (30, 70), "middle": (30, 70), "late": (60, 99)}
+"""Which years of a century "early", "mid" and "late" take in, overlapping: the early 1900s are up
+to 1940, the late 1900s from 1960 (a decade's tenth of them: the late 1870s are 1876 to 1879)."""
+_CENTURY_SAID = re.compile(_PART + r"(?:\b(\d{1,2})[\s-]+century\b|\b(1?\d)00s\b)", re.I)
+_YEAR_READ = re.compile(r"\b((1?\d)\d\d)(?!\d)(s\b)?|\b(\d{1,2})[\s-]+century\b", re.I)
+
+
+def _in_part(part: str, first: int, last: int, scale: int = 1) -> bool:
+    """Whether years `first` to `last` of a century (of a decade, `scale` 10) meet its part ("late")."""
+    low, high = _PARTS[part.lower()] if part else (0, 99)
+    return first * scale <= high and last * scale >= low
 
 
 def centuries_read(answer: str, facts_text: str) -> set[str]:
     """The answer's centuries that a year or a century read falls in, as `_words` writes them: "in the
     12th century" (its "12") where a passage says "1151" or "the 1100s", "the 1100s" where it says
-    "the twelfth century". Only a century the answer names is worked out."""
+    "the twelfth century"; a part of it ("the late 12th century") only where a year read falls in
+    that part. Only a century the answer names is worked out."""
     said = _CENTURY_SAID.findall(in_digits(answer))
     if not said:
         return set()
-    read = set()
-    for hundreds, century in _YEAR_READ.findall(in_digits(facts_text)):
-        number = int(hundreds) + 1 if hundreds else int(century)
-        read |= {str(number), f"{number - 1}00s"}
-    return {word for century, hundreds in said for word in (century, f"{hundreds}00s") if word in read}
+    read: dict[int, list[tuple[int, int]]] = {}  # a century read, and the years of it read (all, for a century)
+    for year, hundreds, decade, century in _YEAR_READ.findall(in_digits(facts_text)):
+        if century:
+            read.setdefault(int(century), []).append((0, 99))
+        else:
+            within = int(year) % 100
+            read.setdefault(int(hundreds) + 1, []).append((within, within + 9 if decade else within))
+    found = set()
+    for part, century, hundreds in said:
+        number = int(century) if century else int(hundreds) + 1
+        if any(_in_part(part, first, last) for first, last in read.get(number, [])):
+            found.add(century or f"{hundreds}00s")
+    return found
 
 
-_DECADE_SAID = re.compile(r"\b(1\d\d|20\d)0s\b")
-_YEAR_OF_DECADE = re.compile(r"\b(1\d\d|20\d)\d(?:s\b)?(?![\d.,]\d)")
+_DECADE_SAID = re.compile(_PART + r"\b(1\d\d|20\d)0s\b", re.I)
+_YEAR_OF_DECADE = re.compile(r"\b(1\d\d|20\d)(\d)(s\b)?(?![\d.,]\d)")
 
 
 def decades_read(answer: str, facts_text: str) -> set[str]:
-    """The answer's decades that a year read falls in: "the late 1870s" where a passage says "1877"
-    or "the 1870s". Only a decade the answer names is worked out."""
-    said = set(_DECADE_SAID.findall(answer))
-    return {f"{decade}0s" for decade in said & set(_YEAR_OF_DECADE.findall(facts_text))} if said else set()
+    """The answer's decades that a year read falls in: "the 1870s" where a passage says "1877" or
+    "the 1870s"; a part of it ("the late 1870s") only where a year read falls in that part. Only a
+    decade the answer names is worked out."""
+    said = _DECADE_SAID.findall(answer)
+    if not said:
+        return set()
+    read = [(decade, 0 if whole else int(year), 9 if whole else int(year))
+            for decade, year, whole in _YEAR_OF_DECADE.findall(facts_text)]
+    return {f"{decade}0s" for part, decade in said
+            if any(d == decade and _in_part(part, first, last, scale=10) for d, first, last in read)}
 
 
 NAME_QUALIFIERS = 2

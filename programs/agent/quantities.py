@@ -14,7 +14,7 @@ import re
 from dataclasses import dataclass
 from functools import cache
 
-from deltaseek.programs.text import in_digits, stopwords
+from deltaseek.programs.text import DIGITS_OF_NUMBER_WORDS, in_digits, stopwords
 
 MEASURES = frozenset("""meter kilometer centimeter millimeter mile foot inch yard nautical_mile square_mile
 kilogram gram milligram metric_ton ton long_ton pound ounce stone liter milliliter gallon imperial_gallon
@@ -117,34 +117,96 @@ _FRACTION = re.compile(r"\b(?:(a|an|one|two|three|four)[\s-]+)?(half|thirds?|qua
 count, for "the third quarter of the match" is no share)."""
 _NUMERATORS = {"a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4}
 _DENOMINATORS = {"half": 2, "third": 3, "quarter": 4, "fifth": 5}
+_DIGIT_FRACTION = re.compile(r"(?<![\d/.])([1-9])/([2-9]|1[0-2])(?![\d/])")
+"""A share in digits: "1/2", "3/4" (not a date's "3/4/1921", nor "24/7")."""
 _PERCENT = re.compile(r"(?<![\d.])(\d+(?:\.\d+)?)\s?(?:%|percent\b|per\s?cent\b)", re.I)
+_EXACT_SHARE = 0.005
+"""How near a share in words or a fraction is to a percentage that writes it: "two-thirds" is 67%."""
 
 
-def _shares_in_words(text: str) -> dict[str, float]:
+def _shares(text: str) -> dict[str, tuple[float, float]]:
+    """The shares the text gives, each as its value and how near another must be to be the same:
+    in words, as a fraction in digits, and as a percentage (to its rounding)."""
     found = {}
     for match in _FRACTION.finditer(text):
         count = _NUMERATORS[match[1].lower()] if match[1] else (1 if match[2].lower() == "half" else 0)
         share = count / _DENOMINATORS[match[2].lower().rstrip("s")]
         if 0 < share < 1:
-            found[match[0]] = share
+            found[match[0]] = (share, _EXACT_SHARE)
+    for match in _DIGIT_FRACTION.finditer(text):
+        if int(match[1]) < int(match[2]):
+            found[match[0]] = (int(match[1]) / int(match[2]), _EXACT_SHARE)
+    for match in _PERCENT.finditer(in_digits(text)):
+        found[match[0]] = (float(match[1]) / 100, _rounding(match[1]) / 100)
     return found
 
 
-def _percents(text: str) -> dict[str, float]:
-    return {match[0]: float(match[1]) / 100 for match in _PERCENT.finditer(in_digits(text))}
-
-
 def same_shares(answer: str, facts_text: str) -> list[str]:
-    """The answer's shares that a passage gives in the other spelling, to the answer's rounding:
-    "50%" where a passage says "half of", "33%" for "a third", "a quarter" for "25 per cent"."""
-    said_words, said_percents = _shares_in_words(answer), _percents(answer)
-    if not said_words and not said_percents:
+    """The answer's shares that a passage gives, in the same spelling or another, to the answer's
+    rounding: "50%" where a passage says "half of", "33%" for "a third", "a quarter" or "1/4" for
+    "25 per cent"."""
+    said = _shares(answer)
+    if not said:
         return []
-    read_words, read_percents = _shares_in_words(facts_text).values(), _percents(facts_text).values()
-    same = [written for written, share in said_percents.items()
-            if any(abs(share - read) <= _rounding(re.sub(r"[^\d.]", "", written)) / 100 for read in read_words)]
-    return same + [written for written, share in said_words.items()
-                   if any(abs(share - read) <= 0.005 for read in read_percents)]
+    read = [share for share, _ in _shares(facts_text).values()]
+    return [written for written, (share, near) in said.items() if any(abs(share - r) <= near for r in read)]
+
+
+_TIME_UNITS = "seconds?|minutes?|hours?|days?|weeks?|fortnights?|months?|years?|decades?"
+_ONE = "an?|one"
+_DURATION = re.compile(rf"(?<![\w.])(?:(\d+(?:\.\d+)?|{_ONE}|{'|'.join(DIGITS_OF_NUMBER_WORDS)})\s?({_TIME_UNITS})"
+                       rf"(\s+and\s+a\s+half)?|half\s+(?:{_ONE})\s+({_TIME_UNITS}))\b", re.I)
+"""A length of time: "14 days", "a fortnight", "an hour and a half", "half a week" (a century is
+left out: "11 century" is how "the eleventh century" is written in digits)."""
+_SECONDS = {"second": 1, "minute": 60, "hour": 3600, "day": 86400, "week": 7 * 86400, "fortnight": 14 * 86400,
+            "month": 365.25 * 86400 / 12, "year": 365.25 * 86400, "decade": 3652.5 * 86400}
+"""Each unit of time in seconds (pint reads "decade" as a ratio of ten)."""
+_DURATION_JOINED = re.compile(r"\s+(?:and\s+)?")
+"""What may stand between the parts of one length of time: "2 hours and 30 minutes", "2 hours 30 minutes"."""
+
+
+@dataclass(frozen=True)
+class Duration:
+    start: int
+    end: int
+    seconds: float
+    near: float
+    """How far another length of time may be and be this one: the rounding of its number."""
+    unit: float
+
+
+def _durations(text: str) -> list[tuple[str, Duration]]:
+    """The lengths of time the text gives, what is written and its length, a smaller unit after a
+    larger one joined to it ("2 hours and 30 minutes" is one; "a week, a day" and "a day and a week" two)."""
+    text = in_digits(text)
+    found: list[Duration] = []
+    for match in _DURATION.finditer(text):
+        written = (match[1] or "").lower()
+        if match[4]:
+            count, unit, near = 0.5, match[4], 0.0
+        elif written in ("a", "an", "one") or written in DIGITS_OF_NUMBER_WORDS:
+            count, unit, near = float(DIGITS_OF_NUMBER_WORDS.get(written, 1)) + (0.5 if match[3] else 0), match[2], 0.0
+        else:
+            count, unit, near = float(written) + (0.5 if match[3] else 0), match[2], _rounding(written)
+        seconds = _SECONDS[unit.lower().removesuffix("s")]
+        part = Duration(match.start(), match.end(), count * seconds, near * seconds, seconds)
+        if found and found[-1].unit > seconds and _DURATION_JOINED.fullmatch(text[found[-1].end:match.start()]):
+            before = found.pop()
+            part = Duration(before.start, match.end(), before.seconds + part.seconds, part.near, seconds)
+        found.append(part)
+    return [(text[d.start:d.end], d) for d in found]
+
+
+def same_durations(answer: str, facts_text: str) -> list[str]:
+    """The answer's lengths of time that a passage gives in another unit, to the answer's rounding
+    or 1.5%: "14 days" for "two weeks", "an hour and a half" for "90 minutes", "three decades" for
+    "30 years". Only a match is read: a count of years that is no passage's length of time may be
+    worked out from two years read, which the checks do otherwise."""
+    said = _durations(answer)
+    if not said:
+        return []
+    read = [d.seconds for _, d in _durations(facts_text)]
+    return [written for written, d in said if any(abs(d.seconds - r) <= max(0.015 * r, d.near) for r in read)]
 
 
 _CURRENCY_FAMILIES = {"$": "dollar", "dollar": "dollar", "usd": "dollar", "cad": "dollar", "aud": "dollar",
