@@ -351,6 +351,9 @@ SAME_THING_WRITTEN_OTHERWISE = [  # (what a passage writes, the question, the sa
     ("The Vey hall was built in 1905.", "When was the Vey hall built?", "the early 20th century"),  # a part
     ("The Vey hall was built in 1897.", "When was the Vey hall built?", "in the late 1890s"),
     ("The Vey clinic was run by Ada Lind, a physician.", "Who ran the Vey clinic?", "Dr. Ada Lind"),
+    ("Tarbury had 2,394,817 visitors last year.", "How many visitors did Tarbury have?", "about 2.4 million"),  # rounded
+    ("Tarbury had 2,394,817 visitors last year.", "How many visitors did Tarbury have?", "nearly 2,400,000"),
+    ("The Vey archive holds 61,380 maps.", "How many maps does the Vey archive hold?", "over 61,000 maps"),
 ]
 
 
@@ -403,6 +406,8 @@ def test_a_number_name_or_quantity_written_otherwise_than_the_passages_is_read(p
     ("The Vey hall was built in 1905.", "When was the Vey hall built?", "the late 20th century", "20"),
     ("The Vey hall was built in 1897.", "When was the Vey hall built?", "in the early 1890s", "1890s"),
     ("The Vey clinic was run by Ada Lind.", "Who ran the Vey clinic?", "Olaf Lind", "olaf"),  # another of the surname
+    ("Tarbury had 2,394,817 visitors last year.", "How many visitors did Tarbury have?", "about 2.5 million", "2500000"),
+    ("The Vey archive holds 61,380 maps on 14 shelves.", "How many shelves hold the Vey maps?", "about 10", "10"),
 ])
 def test_another_number_name_or_quantity_is_still_named(passage, question, answer, named):
     pad = Scratchpad(question=question, facts=[Fact(source="t", title="Notes", text=passage, step=1)])

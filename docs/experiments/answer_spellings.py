@@ -4,7 +4,7 @@ that spells a stopword, a time of day, an abbreviation in a name, a quantity in 
 cut short, a decade, a half, an ordinal, a name written surname first, a world war's initials, a
 share in words, a temperature in words, an amount of money, a length of time in another unit, a
 dozen, noon and midnight, a fraction in digits, a title before a name, a part of a century or a
-decade, another person of a surname read.
+decade, another person of a surname read, a number rounded.
 Does it pass, and is another name or quantity still set aside? Hand-written passages and
 answers, none from a dataset; no model is loaded:
 
@@ -156,6 +156,39 @@ SAME = [  # (what a passage writes, the question, the same thing as a capable mo
     ("The Vey hall cost US$1.2 million.", "What did the Vey hall cost?", "$1,200,000"),
     ("The Vey hall cost 1.2 million euros.", "What did the Vey hall cost?", "€1.2m"),
     ("The Vey hall cost 1.2 million euros.", "What did the Vey hall cost?", "EUR 1.2 million"),
+    # numbers rounded, and more paraphrases: a name in another case, a range of months, a surname's
+    # plural, a demonym for its country, a sum worked out
+    ("Vey had a population of 1,194,782 in 2010.", "What was Vey's population in 2010?", "about 1.2 million"),
+    ("Vey had a population of 1,194,782 in 2010.", "What was Vey's population in 2010?", "roughly 1.19 million"),
+    ("Vey had a population of 1,194,782 in 2010.", "What was Vey's population in 2010?", "nearly 1.2 million people"),
+    ("Vey had a population of 1,194,782 in 2010.", "What was Vey's population in 2010?", "approximately 1,195,000"),
+    ("Some 34.7% of Vey's land is forest.", "How much of Vey is forest?", "about 35%"),
+    ("The Vey library holds 48,213 books.", "How many books does the Vey library hold?", "around 48,000"),
+    ("The Vey library holds 48,213 books.", "How many books does the Vey library hold?", "over 48,000 books"),
+    ("The Vey bridge cost $3,475,000.", "What did the Vey bridge cost?", "about $3.5 million"),
+    ("The painter Ada Lind was French.", "Which country was Ada Lind from?", "France"),
+    ("Jean-Paul Sund founded the Vey club.", "Who founded the Vey club?", "Jean Paul Sund"),
+    ("The Vey club plays at Queen's Park.", "Where does the Vey club play?", "Queens Park"),
+    ("The Vey club plays at Queens Park.", "Where does the Vey club play?", "Queen's Park"),
+    ("The Vey club was founded in 1921.", "When was the Vey club founded?", "in the year 1921"),
+    ("The Vey club was founded in 1921.", "When was the Vey club founded?", "'21"),
+    ("Ada Lind (1901–1975) was a painter.", "When did Ada Lind die?", "1975"),
+    ("Ada Lind (1901–1975) was a painter.", "How old was Ada Lind when she died?", "73 or 74"),
+    ("The Vey tower is the tallest building in Tarbury.", "What is the tallest building in Tarbury?", "the Vey Tower"),
+    ("The Vey Tower is the tallest building in Tarbury.", "What is the tallest building in Tarbury?", "Vey tower"),
+    ("Vey is the capital of Tarbury.", "What is the capital of Tarbury?", "VEY"),
+    ("The Vey club was founded by Olaf Sund in 1921.", "Who founded the Vey club and when?", "Olaf Sund, in 1921"),
+    ("The Vey festival is held in June and July.", "When is the Vey festival held?", "June–July"),
+    ("The Vey festival is held from June to August.", "When is the Vey festival held?", "in summer (June to August)"),
+    ("The Vey river is 1,200 km long.", "How long is the Vey river?", "about 1200 kilometres"),
+    ("The Vey river is 1,200 km long.", "How long is the Vey river?", "approximately 750 miles"),
+    ("The Vey school was founded by the Lind family.", "Who founded the Vey school?", "the Linds"),
+    ("The Vey school was founded by monks.", "Who founded the Vey school?", "a group of monks"),
+    ("Olaf Sund won 3 gold medals and 2 silver medals.", "How many medals did Olaf Sund win?", "five"),
+    ("The Vey club has won the league 12 times.", "How many times has the Vey club won the league?", "12 titles"),
+    ("The Vey club has won the league twelve times.", "How many times has the Vey club won the league?", "a dozen times"),
+    ("Vey had a population of 1,194,782 in 2010.", "What was Vey's population in 2010?", "1.2 million"),
+    ("The Vey library holds 48,213 books.", "How many books does the Vey library hold?", "around 50,000"),
 ]
 OTHER = [  # another name, time or quantity: each must be set aside
     ("The café was opened by José Márquez in 1921.", "Who opened the café?", "Jose Martinez"),
@@ -202,6 +235,9 @@ OTHER = [  # another name, time or quantity: each must be set aside
     ("The Vey hall was built in 1897.", "When was the Vey hall built?", "in the early 1890s"),
     ("The Vey ferry leaves at noon.", "When does the Vey ferry leave?", "at midnight"),
     ("The Vey clinic was run by Ada Lind.", "Who ran the Vey clinic?", "Dr. Olaf Lind"),
+    # a rounding no number read rounds to
+    ("Vey had a population of 1,194,782 in 2010.", "What was Vey's population in 2010?", "about 1.5 million"),
+    ("Some 34.7% of Vey's land is forest.", "How much of Vey is forest?", "about 45%"),
 ]
 
 

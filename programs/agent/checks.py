@@ -25,7 +25,8 @@ from deltaseek.programs.agent.guardrails import (COPIED_WORDS, DSPY_PLACEHOLDERS
                                                 repeats_itself)
 from deltaseek.programs.agent.learned_reader import (expected_answer_types, facts_rarity, fits_type, question_options,
                                                      question_support, sentences)
-from deltaseek.programs.agent.quantities import compared_amounts, compared_quantities, same_durations, same_shares
+from deltaseek.programs.agent.quantities import (compared_amounts, compared_quantities, rounded_numbers, same_durations,
+                                                 same_shares)
 from deltaseek.programs.agent.scratchpad import Fact, Scratchpad
 from deltaseek.programs.text import (DIGITS_OF_NUMBER_WORDS, QUESTION_WORDS, capitalized_run, in_digits, initials,
                                      long_names, meaningful_tokens, named_entities, normalize_query, stem,
@@ -238,8 +239,9 @@ def unsupported_reason(answer: str, pad: Scratchpad) -> str | None:
     has_number = bool(re.search(r"\d", in_digits(said)))
     measured, contradicted = compared_quantities(said, facts_text) if has_number else ([], [])
     paid, paid_otherwise = compared_amounts(said, facts_text) if has_number else ([], [])
-    # its number and unit, share, length of time or currency, read in another unit or spelling
-    in_other_words = measured + paid + same_shares(said, facts_text) + same_durations(said, facts_text)
+    # its number and unit, share, length of time or currency, read in another unit, spelling or rounding
+    in_other_words = (measured + paid + same_shares(said, facts_text) + same_durations(said, facts_text)
+                      + rounded_numbers(said, facts_text))
     derived = derived | _words(" ".join(in_other_words))
     unread_names = sorted(n for n in names - read - asked - derived if not abbreviates(n, facts_text))
     if unread_names:

@@ -112,6 +112,43 @@ def compared_quantities(answer: str, facts_text: str) -> tuple[list[str], list[s
     return matched, contradicted
 
 
+_APPROXIMATELY = re.compile(r"(?:\b(?:about|around|approximately|approx\.|roughly|nearly|almost|over|under|some|"
+                            r"circa|c\.|close to|more than|less than|fewer than|upwards of|an estimated|estimated|"
+                            r"just over|just under)\s+|~\s?)(?:[A-Z]{0,2}\$|£|€|¥)?(\d+(?:\.\d+)?)(?![\d.]*\d)", re.I)
+"""A number the answer says is near: "about 1200000" ("about 1.2 million" in digits), "~48000"."""
+_SCALED = re.compile(r"\b\d+(?:\.\d+)?\s?(?:thousand|million|billion|trillion|mn|bn|tn)\b", re.I)
+"""A number written with a scale, which rounds it: "1.2 million", "3.5bn"."""
+
+
+def rounded_numbers(answer: str, facts_text: str) -> list[str]:
+    """The answer's numbers written as a rounding ("about 48,000", "1.2 million") that a number read
+    rounds to, to the place of their last significant digit: "about 1.2 million" where a passage
+    says "1,194,782", "over 48,000" where it says "48,213". A number written whole is not rounded,
+    and a number read must be written more precisely than the answer's."""
+    said = {m[1] for m in _APPROXIMATELY.finditer(in_digits(answer))}
+    said |= {in_digits(m[0]).strip() for m in _SCALED.finditer(answer)}
+    said = {n for n in said if float(n) >= ROUNDED_FROM}
+    if not said:
+        return []
+    read = re.findall(r"(?<![\d.])\d+(?:\.\d+)?", in_digits(facts_text))
+    return sorted(n for n in said if any(_significant(r) > _significant(n) and abs(float(n) - float(r))
+                                         <= min(_rounding(n), ROUNDED_BY * float(r)) for r in read))
+
+
+ROUNDED_FROM = 100
+"""The least number read as a rounding: "about 10" is no rounding of a "7" or a "14" read."""
+ROUNDED_BY = 0.05
+"""The most a rounding may be off, as a share of the number read, as far as two significant digits
+take it: "about 300" is no rounding of a "234" read, nor "about 2 million" of "1.9 million"
+(passages hold many numbers, and a coarse rounding would find one)."""
+
+
+def _significant(number: str) -> int:
+    """How many significant digits the number is written with: "48000" 2, "48213" 5, "1.19" 3."""
+    digits = number.replace(".", "").lstrip("0")
+    return len(digits if "." in number else digits.rstrip("0")) or 1
+
+
 _FRACTION = re.compile(r"\b(?:(a|an|one|two|three|four)[\s-]+)?(half|thirds?|quarters?|fifths?)\b", re.I)
 """A share in words: "half", "a third", "two-thirds", "three quarters" (a third or a quarter with its
 count, for "the third quarter of the match" is no share)."""
