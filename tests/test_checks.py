@@ -354,6 +354,9 @@ SAME_THING_WRITTEN_OTHERWISE = [  # (what a passage writes, the question, the sa
     ("Tarbury had 2,394,817 visitors last year.", "How many visitors did Tarbury have?", "about 2.4 million"),  # rounded
     ("Tarbury had 2,394,817 visitors last year.", "How many visitors did Tarbury have?", "nearly 2,400,000"),
     ("The Vey archive holds 61,380 maps.", "How many maps does the Vey archive hold?", "over 61,000 maps"),
+    ("Ada Lind was a French painter.", "Which country was Ada Lind from?", "She was from France."),  # a demonym
+    ("Olaf Sund was born in Holland.", "What nationality is Olaf Sund?", "Dutch"),
+    ("Olaf Sund is an American singer.", "Which country is Olaf Sund from?", "the USA"),
 ]
 
 
@@ -408,6 +411,8 @@ def test_a_number_name_or_quantity_written_otherwise_than_the_passages_is_read(p
     ("The Vey clinic was run by Ada Lind.", "Who ran the Vey clinic?", "Olaf Lind", "olaf"),  # another of the surname
     ("Tarbury had 2,394,817 visitors last year.", "How many visitors did Tarbury have?", "about 2.5 million", "2500000"),
     ("The Vey archive holds 61,380 maps on 14 shelves.", "How many shelves hold the Vey maps?", "about 10", "10"),
+    ("Ada Lind was born in France in 1901.", "What nationality was Ada Lind?", "German", "germ"),
+    ("Olaf Sund is a South Korean singer.", "Which country is Olaf Sund from?", "North Korea", "north"),
 ])
 def test_another_number_name_or_quantity_is_still_named(passage, question, answer, named):
     pad = Scratchpad(question=question, facts=[Fact(source="t", title="Notes", text=passage, step=1)])

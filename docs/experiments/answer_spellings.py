@@ -4,7 +4,7 @@ that spells a stopword, a time of day, an abbreviation in a name, a quantity in 
 cut short, a decade, a half, an ordinal, a name written surname first, a world war's initials, a
 share in words, a temperature in words, an amount of money, a length of time in another unit, a
 dozen, noon and midnight, a fraction in digits, a title before a name, a part of a century or a
-decade, another person of a surname read, a number rounded.
+decade, another person of a surname read, a number rounded, a country for its people.
 Does it pass, and is another name or quantity still set aside? Hand-written passages and
 answers, none from a dataset; no model is loaded:
 
@@ -189,6 +189,18 @@ SAME = [  # (what a passage writes, the question, the same thing as a capable mo
     ("The Vey club has won the league twelve times.", "How many times has the Vey club won the league?", "a dozen times"),
     ("Vey had a population of 1,194,782 in 2010.", "What was Vey's population in 2010?", "1.2 million"),
     ("The Vey library holds 48,213 books.", "How many books does the Vey library hold?", "around 50,000"),
+    # a country for its people, its people for it
+    ("The painter Ada Lind was French.", "Which country was Ada Lind from?", "France"),
+    ("Ada Lind was a French painter.", "Which country was Ada Lind from?", "She was from France."),
+    ("Ada Lind was born in France in 1901.", "What nationality was Ada Lind?", "French"),
+    ("Ada Lind was born in the United States.", "What nationality was Ada Lind?", "American"),
+    ("Ada Lind is an American painter.", "Which country is Ada Lind from?", "the United States"),
+    ("Ada Lind is an American painter.", "Which country is Ada Lind from?", "USA"),
+    ("Ada Lind is an American painter.", "Which country is Ada Lind from?", "the US"),
+    ("Olaf Sund is a Dutch footballer.", "Which country does Olaf Sund play for?", "the Netherlands"),
+    ("Olaf Sund was born in Holland.", "What nationality is Olaf Sund?", "Dutch"),
+    ("Olaf Sund is a South Korean singer.", "Which country is Olaf Sund from?", "South Korea"),
+    ("Olaf Sund is a British actor.", "Which country is Olaf Sund from?", "the United Kingdom"),
 ]
 OTHER = [  # another name, time or quantity: each must be set aside
     ("The café was opened by José Márquez in 1921.", "Who opened the café?", "Jose Martinez"),
@@ -238,6 +250,10 @@ OTHER = [  # another name, time or quantity: each must be set aside
     # a rounding no number read rounds to
     ("Vey had a population of 1,194,782 in 2010.", "What was Vey's population in 2010?", "about 1.5 million"),
     ("Some 34.7% of Vey's land is forest.", "How much of Vey is forest?", "about 45%"),
+    # another country or people
+    ("The painter Ada Lind was French.", "Which country was Ada Lind from?", "Germany"),
+    ("Ada Lind was born in France in 1901.", "What nationality was Ada Lind?", "German"),
+    ("Olaf Sund is a South Korean singer.", "Which country is Olaf Sund from?", "North Korea"),
 ]
 
 

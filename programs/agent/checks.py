@@ -25,6 +25,7 @@ from deltaseek.programs.agent.guardrails import (COPIED_WORDS, DSPY_PLACEHOLDERS
                                                 repeats_itself)
 from deltaseek.programs.agent.learned_reader import (expected_answer_types, facts_rarity, fits_type, question_options,
                                                      question_support, sentences)
+from deltaseek.programs.agent.demonyms import counterparts_read
 from deltaseek.programs.agent.quantities import (compared_amounts, compared_quantities, rounded_numbers, same_durations,
                                                  same_shares)
 from deltaseek.programs.agent.scratchpad import Fact, Scratchpad
@@ -243,6 +244,8 @@ def unsupported_reason(answer: str, pad: Scratchpad) -> str | None:
     in_other_words = (measured + paid + same_shares(said, facts_text) + same_durations(said, facts_text)
                       + rounded_numbers(said, facts_text))
     derived = derived | _words(" ".join(in_other_words))
+    if (names | _words(said)) - read - asked - derived:  # a country for its people, or its people for it
+        derived = derived | _words(" ".join(counterparts_read(said, facts_text)))
     unread_names = sorted(n for n in names - read - asked - derived if not abbreviates(n, facts_text))
     if unread_names:
         return f"no passage read holds {', '.join(unread_names)}"
@@ -272,14 +275,16 @@ def other_given_names(run: str, pad: Scratchpad) -> set[str]:
     """The given names a passage read writes before the last word of `run` (`_words`' spelling), in
     a passage's title or inside a sentence (not as its opening word, which grammar capitalizes): "Ada"
     where a passage says "the clinic was run by Ada Lind" and the answer is "Olaf Lind"."""
-    surname = run.split()[-1].rstrip(".")
+    last = run.split()[-1]
+    surname = _words(last)
     found = set()
     for fact in pad.facts:
         for text, opening in [(fact.title, -1), *((sentence, 0) for sentence in _SENTENCE_BREAK.split(fact.text))]:
             for match in _BEFORE_A_NAME.finditer(text):
                 word = match[1]
                 is_given_name = word.lower() not in stopwords() | TITLES and not word.endswith("ly")  # "Later Lind"
-                if match[2] == surname and match.start() > opening and is_given_name:
+                if (match.start() > opening and is_given_name and match[2][:4] == last[:4]
+                        and _words(match[2]) == surname):  # "Korean" for "Korea" too
                     found |= _words(word)
     return found
 
