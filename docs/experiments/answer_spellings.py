@@ -4,7 +4,8 @@ that spells a stopword, a time of day, an abbreviation in a name, a quantity in 
 cut short, a decade, a half, an ordinal, a name written surname first, a world war's initials, a
 share in words, a temperature in words, an amount of money, a length of time in another unit, a
 dozen, noon and midnight, a fraction in digits, a title before a name, a part of a century or a
-decade, another person of a surname read, a number rounded, a country for its people.
+decade, another person of a surname read, a number rounded, a country for its people, a
+given name as a nickname or an initial.
 Does it pass, and is another name or quantity still set aside? Hand-written passages and
 answers, none from a dataset; no model is loaded:
 
@@ -190,7 +191,6 @@ SAME = [  # (what a passage writes, the question, the same thing as a capable mo
     ("Vey had a population of 1,194,782 in 2010.", "What was Vey's population in 2010?", "1.2 million"),
     ("The Vey library holds 48,213 books.", "How many books does the Vey library hold?", "around 50,000"),
     # a country for its people, its people for it
-    ("The painter Ada Lind was French.", "Which country was Ada Lind from?", "France"),
     ("Ada Lind was a French painter.", "Which country was Ada Lind from?", "She was from France."),
     ("Ada Lind was born in France in 1901.", "What nationality was Ada Lind?", "French"),
     ("Ada Lind was born in the United States.", "What nationality was Ada Lind?", "American"),
@@ -201,6 +201,15 @@ SAME = [  # (what a passage writes, the question, the same thing as a capable mo
     ("Olaf Sund was born in Holland.", "What nationality is Olaf Sund?", "Dutch"),
     ("Olaf Sund is a South Korean singer.", "Which country is Olaf Sund from?", "South Korea"),
     ("Olaf Sund is a British actor.", "Which country is Olaf Sund from?", "the United Kingdom"),
+    # a given name as a nickname, an initial or a middle name
+    ("The Vey fund was set up by William Jefferson Sund.", "Who set up the Vey fund?", "Bill Sund"),
+    ("The Vey team is coached by James Patrick Lind.", "Who coaches the Vey team?", "Jim Lind"),
+    ("The Vey team is coached by James Lind.", "Who coaches the Vey team?", "Jim Lind"),
+    ("The Vey bridge was named after John F. Sund.", "Who was the Vey bridge named after?", "John Fitzgerald Sund"),
+    ("The Vey bridge was named after J. K. Sund.", "Who was the Vey bridge named after?", "Joanne Sund"),
+    ("The clinic was run by Ada Lind. Later Lind moved to Vey.", "Who ran the clinic?", "Ada Lind"),
+    ("Lind founded the Vey clinic. Her husband, Olaf Brook, was a doctor.", "Who founded the Vey clinic?", "Ada Lind"),
+    ("The Vey club was founded by Robert Sund.", "Who founded the Vey club?", "Bob Sund"),
 ]
 OTHER = [  # another name, time or quantity: each must be set aside
     ("The café was opened by José Márquez in 1921.", "Who opened the café?", "Jose Martinez"),
@@ -254,6 +263,9 @@ OTHER = [  # another name, time or quantity: each must be set aside
     ("The painter Ada Lind was French.", "Which country was Ada Lind from?", "Germany"),
     ("Ada Lind was born in France in 1901.", "What nationality was Ada Lind?", "German"),
     ("Olaf Sund is a South Korean singer.", "Which country is Olaf Sund from?", "North Korea"),
+    # another person of a surname read, beside a middle name
+    ("The Vey clinic was run by Ada Lind.", "Who ran the Vey clinic?", "Olaf Lind"),
+    ("The Vey team is coached by James Patrick Lind.", "Who coaches the Vey team?", "Olaf Lind"),
 ]
 
 

@@ -26,6 +26,7 @@ from deltaseek.programs.agent.guardrails import (COPIED_WORDS, DSPY_PLACEHOLDERS
 from deltaseek.programs.agent.learned_reader import (expected_answer_types, facts_rarity, fits_type, question_options,
                                                      question_support, sentences)
 from deltaseek.programs.agent.demonyms import counterparts_read
+from deltaseek.programs.agent.given_names import same_given_name
 from deltaseek.programs.agent.quantities import (compared_amounts, compared_quantities, rounded_numbers, same_durations,
                                                  same_shares)
 from deltaseek.programs.agent.scratchpad import Fact, Scratchpad
@@ -268,24 +269,36 @@ def unsupported_reason(answer: str, pad: Scratchpad) -> str | None:
 TITLES = frozenset("""mr mrs ms miss mx dr doctor prof professor sir dame lady lord king queen prince princess
 president senator governor general colonel captain saint judge justice father reverend rev bishop""".split())
 """Words before a surname that are no given name: "Dr. Lind", "Professor Lind"."""
-_BEFORE_A_NAME = re.compile(r"(?<![\w.])([A-Z][\w'’-]*)\.?\s+(?:[A-Z]\.\s+)?(?=([A-Z][\w'’-]*))")
+_CAPITALIZED_RUN = re.compile(r"(?<![\w.])[A-Z][\w'’-]*\.?(?:\s+[A-Z][\w'’-]*\.?)*")
+
+
+def _given_name(word: str) -> bool:
+    """A word before a surname that may be a given name: no title, stopword or "-ly" adverb ("Later Lind")."""
+    bare = word.rstrip(".").lower()
+    return bare not in TITLES and bare not in stopwords() and not bare.endswith("ly")
 
 
 def other_given_names(run: str, pad: Scratchpad) -> set[str]:
-    """The given names a passage read writes before the last word of `run` (`_words`' spelling), in
-    a passage's title or inside a sentence (not as its opening word, which grammar capitalizes): "Ada"
-    where a passage says "the clinic was run by Ada Lind" and the answer is "Olaf Lind"."""
+    """The given names of another person of `run`'s surname that a passage read writes (`_words`'
+    spelling), in a passage's title or inside a sentence (a sentence's opening word, which grammar
+    capitalizes, is left out): "Ada" where a passage says "the clinic was run by Ada Lind" and the
+    answer is "Olaf Lind". A name that may be the answer's own given name, a nickname or an initial
+    of it ("James Patrick Tressel" for "Jim Tressel"), is the same person."""
     last = run.split()[-1]
     surname = _words(last)
+    said = [w for w in run.split()[:-1] if _given_name(w)]
     found = set()
     for fact in pad.facts:
         for text, opening in [(fact.title, -1), *((sentence, 0) for sentence in _SENTENCE_BREAK.split(fact.text))]:
-            for match in _BEFORE_A_NAME.finditer(text):
-                word = match[1]
-                is_given_name = word.lower() not in stopwords() | TITLES and not word.endswith("ly")  # "Later Lind"
-                if (match.start() > opening and is_given_name and match[2][:4] == last[:4]
-                        and _words(match[2]) == surname):  # "Korean" for "Korea" too
-                    found |= _words(word)
+            for match in _CAPITALIZED_RUN.finditer(text):
+                names = match[0].split()
+                for at, word in enumerate(names[1:], 1):
+                    if word[:4] != last[:4] or _words(word) != surname:  # "Korean" is "Korea" too
+                        continue
+                    given = [w for i, w in enumerate(names[:at]) if _given_name(w)
+                             and not (i == 0 and match.start() <= opening)]
+                    if given and not any(same_given_name(g, s) for g in given for s in said):
+                        found |= _words(" ".join(given))
     return found
 
 
