@@ -357,6 +357,9 @@ SAME_THING_WRITTEN_OTHERWISE = [  # (what a passage writes, the question, the sa
     ("Ada Lind was a French painter.", "Which country was Ada Lind from?", "She was from France."),  # a demonym
     ("Olaf Sund was born in Holland.", "What nationality is Olaf Sund?", "Dutch"),
     ("Olaf Sund is an American singer.", "Which country is Olaf Sund from?", "the USA"),
+    ("The Vey choir has 48 members and the Lundby choir 35.", "How many members have both choirs in total?",
+     "83 members"),  # a sum asked for
+    ("The Lundby Canal is 40 km long. The Vey Canal is 25 km long.", "Which canal is longer?", "Lundby, by 15 km"),
 ]
 
 
@@ -413,6 +416,10 @@ def test_a_number_name_or_quantity_written_otherwise_than_the_passages_is_read(p
     ("The Vey archive holds 61,380 maps on 14 shelves.", "How many shelves hold the Vey maps?", "about 10", "10"),
     ("Ada Lind was born in France in 1901.", "What nationality was Ada Lind?", "German", "germ"),
     ("Olaf Sund is a South Korean singer.", "Which country is Olaf Sund from?", "North Korea", "north"),
+    ("The Vey choir has 48 members and the Lundby choir 35.", "How many members have both choirs in total?",
+     "73 members", "73"),
+    ("The Vey choir has 48 members and the Lundby choir 35.", "How many members has the Vey choir?", "83", "83"),
+    ("The Lundby Canal is 40 km long. The Vey Canal is 25 km long.", "How long is the Vey Canal?", "20 km", "20"),
 ])
 def test_another_number_name_or_quantity_is_still_named(passage, question, answer, named):
     pad = Scratchpad(question=question, facts=[Fact(source="t", title="Notes", text=passage, step=1)])

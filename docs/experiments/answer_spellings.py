@@ -5,7 +5,7 @@ cut short, a decade, a half, an ordinal, a name written surname first, a world w
 share in words, a temperature in words, an amount of money, a length of time in another unit, a
 dozen, noon and midnight, a fraction in digits, a title before a name, a part of a century or a
 decade, another person of a surname read, a number rounded, a country for its people, a
-given name as a nickname or an initial.
+given name as a nickname or an initial, a sum or a difference worked out.
 Does it pass, and is another name or quantity still set aside? Hand-written passages and
 answers, none from a dataset; no model is loaded:
 
@@ -210,6 +210,11 @@ SAME = [  # (what a passage writes, the question, the same thing as a capable mo
     ("The clinic was run by Ada Lind. Later Lind moved to Vey.", "Who ran the clinic?", "Ada Lind"),
     ("Lind founded the Vey clinic. Her husband, Olaf Brook, was a doctor.", "Who founded the Vey clinic?", "Ada Lind"),
     ("The Vey club was founded by Robert Sund.", "Who founded the Vey club?", "Bob Sund"),
+    # a sum or a difference worked out where the question asks one or the answer gives one
+    ("The Lundby Canal is 40 km long. The Vey Canal is 25 km long.", "What is the combined length of the two canals?",
+     "65 km"),
+    ("The Lundby Canal is 40 km long. The Vey Canal is 25 km long.", "Which canal is longer?", "Lundby, by 15 km"),
+    ("The Vey choir has 48 members and the Lundby choir 35.", "How many more members has the Vey choir?", "13 more"),
 ]
 OTHER = [  # another name, time or quantity: each must be set aside
     ("The café was opened by José Márquez in 1921.", "Who opened the café?", "Jose Martinez"),
@@ -266,6 +271,11 @@ OTHER = [  # another name, time or quantity: each must be set aside
     # another person of a surname read, beside a middle name
     ("The Vey clinic was run by Ada Lind.", "Who ran the Vey clinic?", "Olaf Lind"),
     ("The Vey team is coached by James Patrick Lind.", "Who coaches the Vey team?", "Olaf Lind"),
+    # a sum or a difference no two numbers read give, and a length rounded too far
+    ("The Lundby Canal is 40 km long. The Vey Canal is 25 km long.", "What is the combined length of the two canals?",
+     "70 km"),
+    ("The Lundby Canal is 40 km long. The Vey Canal is 25 km long.", "Which canal is longer?", "Lundby, by 20 km"),
+    ("The Lundby Canal is 40 km long. The Vey Canal is 25 km long.", "How long is the Vey Canal?", "20 km"),
 ]
 
 

@@ -238,8 +238,11 @@ def unsupported_reason(answer: str, pad: Scratchpad) -> str | None:
         counted = years_said(said)
         derived = years_between(read) & counted if counted else set()
     derived = derived | centuries_read(said, facts_text) | decades_read(said, facts_text)
+    summed = worked_out(pad.question, said, facts_text)
+    derived = derived | summed
     has_number = bool(re.search(r"\d", in_digits(said)))
     measured, contradicted = compared_quantities(said, facts_text) if has_number else ([], [])
+    contradicted = [q for q in contradicted if not _words(q) & summed]  # "65 km", the two lengths read added
     paid, paid_otherwise = compared_amounts(said, facts_text) if has_number else ([], [])
     # its number and unit, share, length of time or currency, read in another unit, spelling or rounding
     in_other_words = (measured + paid + same_shares(said, facts_text) + same_durations(said, facts_text)
@@ -320,6 +323,34 @@ def years_between(read: set[str]) -> set[str]:
     depends on the birthday): "1934" and "2001" read, "67" or "66" said."""
     years = sorted({int(w) for w in read if w.isdigit() and len(w) == 4})
     return {str(later - earlier - k) for i, earlier in enumerate(years) for later in years[i + 1:] for k in (0, 1)}
+
+
+_ASKS_A_SUM_OR_DIFFERENCE = re.compile(r"\b(?:combined|in total|total|together|altogether|in all|difference|"
+                                       r"how much (?:more|less|longer|shorter|taller|higher|larger|bigger|smaller)|"
+                                       r"how many (?:more|fewer)|by how (?:much|many))\b", re.I)
+"""A question whose answer is a sum or a difference of numbers the passages give."""
+_SAYS_A_DIFFERENCE = re.compile(r"\bby (?:about |some |nearly )?(\d+(?:\.\d+)?)\b|"
+                                r"\b(\d+(?:\.\d+)?)\s?\w*\s(?:more|fewer|less|longer|shorter|taller|higher|larger|"
+                                r"bigger|smaller|earlier|later)\b", re.I)
+"""An answer that gives a difference: "by 15 km", "15 km longer", "14 more"."""
+SUMMED_NUMBERS = 40
+"""The most numbers read whose sums and differences are worked out (the first in the passages)."""
+
+
+def worked_out(question: str, answer: str, facts_text: str) -> set[str]:
+    """The answer's numbers that are the sum or the difference of two numbers read, where the
+    question asks for one ("What is their combined length?") or the answer gives a difference ("by
+    15 km"), in `_words`' spelling: "65" where "40 km" and "25 km" are read."""
+    said = in_digits(answer)
+    if _ASKS_A_SUM_OR_DIFFERENCE.search(question):
+        wanted = set(re.findall(r"(?<![\d.])\d+(?:\.\d+)?", said))
+    else:
+        wanted = {n for found in _SAYS_A_DIFFERENCE.findall(said) for n in found if n}
+    if not wanted:
+        return set()
+    read = [float(n) for n in re.findall(r"(?<![\d.])\d+(?:\.\d+)?", in_digits(facts_text))[:SUMMED_NUMBERS]]
+    results = {round(r, 6) for i, a in enumerate(read) for b in read[i + 1:] for r in (a + b, abs(a - b))}
+    return {n for n in wanted if round(float(n), 6) in results}
 
 
 SHORT_FORMS = {"jr": ("junior",), "sr": ("senior",), "st": ("saint", "street"), "mt": ("mount",), "ft": ("fort",),

@@ -78,14 +78,16 @@ def _unit(words: str) -> str | None:
 
 
 def same_quantity(said: Quantity, read: Quantity) -> bool | None:
-    """Whether two quantities are the same to the answer's rounding ("91 m" for "300 feet"); None
-    when they measure different things (a length and a mass)."""
+    """Whether two quantities are the same to the answer's rounding, at most `ROUNDED_BY` off ("91 m"
+    for "300 feet", not "20 km" for "25 km"); None when they measure different things (a length and
+    a mass)."""
     registry = _registry()
     try:
         value = registry.Quantity(read.magnitude, read.unit).to(said.unit).magnitude
     except Exception:  # a length against a mass: pint's DimensionalityError  # noqa: BLE001
         return None
-    return abs(value - said.magnitude) <= max(0.015 * abs(value), _rounding(said.number))
+    near = min(_rounding(said.number), ROUNDED_BY * abs(value))
+    return abs(value - said.magnitude) <= max(0.015 * abs(value), near)
 
 
 def _rounding(number: str) -> float:
@@ -114,7 +116,8 @@ def compared_quantities(answer: str, facts_text: str) -> tuple[list[str], list[s
 
 _APPROXIMATELY = re.compile(r"(?:\b(?:about|around|approximately|approx\.|roughly|nearly|almost|over|under|some|"
                             r"circa|c\.|close to|more than|less than|fewer than|upwards of|an estimated|estimated|"
-                            r"just over|just under)\s+|~\s?)(?:[A-Z]{0,2}\$|£|€|¥)?(\d+(?:\.\d+)?)(?![\d.]*\d)", re.I)
+                            r"just over|just under)\s+|~\s?)(?:[A-Z]{0,2}\$|£|€|¥)?"
+                            r"(\d+(?:\.\d+)?)(?![\d.]*\d)", re.I)
 """A number the answer says is near: "about 1200000" ("about 1.2 million" in digits), "~48000"."""
 _SCALED = re.compile(r"\b\d+(?:\.\d+)?\s?(?:thousand|million|billion|trillion|mn|bn|tn)\b", re.I)
 """A number written with a scale, which rounds it: "1.2 million", "3.5bn"."""
