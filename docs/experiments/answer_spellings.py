@@ -5,7 +5,7 @@ cut short, a decade, a half, an ordinal, a name written surname first, a world w
 share in words, a temperature in words, an amount of money, a length of time in another unit, a
 dozen, noon and midnight, a fraction in digits, a title before a name, a part of a century or a
 decade, another person of a surname read, a number rounded, a country for its people, a
-given name as a nickname or an initial, a sum or a difference worked out.
+given name as a nickname or an initial, a sum or a difference worked out, a date in digits.
 Does it pass, and is another name or quantity still set aside? Hand-written passages and
 answers, none from a dataset; no model is loaded:
 
@@ -215,6 +215,9 @@ SAME = [  # (what a passage writes, the question, the same thing as a capable mo
      "65 km"),
     ("The Lundby Canal is 40 km long. The Vey Canal is 25 km long.", "Which canal is longer?", "Lundby, by 15 km"),
     ("The Vey choir has 48 members and the Lundby choir 35.", "How many more members has the Vey choir?", "13 more"),
+    # a date in digits, the day and month either way round
+    ("The Vey bridge opened on 4 July 1921.", "When did the Vey bridge open?", "4/7/1921"),
+    ("The Vey bridge opened on 4 July 1921.", "When did the Vey bridge open?", "07/04/1921"),
 ]
 OTHER = [  # another name, time or quantity: each must be set aside
     ("The café was opened by José Márquez in 1921.", "Who opened the café?", "Jose Martinez"),
@@ -276,6 +279,9 @@ OTHER = [  # another name, time or quantity: each must be set aside
      "70 km"),
     ("The Lundby Canal is 40 km long. The Vey Canal is 25 km long.", "Which canal is longer?", "Lundby, by 20 km"),
     ("The Lundby Canal is 40 km long. The Vey Canal is 25 km long.", "How long is the Vey Canal?", "20 km"),
+    # another date in digits
+    ("The Vey bridge opened on 4 July 1921.", "When did the Vey bridge open?", "5/7/1921"),
+    ("The Vey bridge opened in March 1921.", "When did the Vey bridge open?", "04/1921"),
 ]
 
 

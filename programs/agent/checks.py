@@ -238,7 +238,7 @@ def unsupported_reason(answer: str, pad: Scratchpad) -> str | None:
         counted = years_said(said)
         derived = years_between(read) & counted if counted else set()
     derived = derived | centuries_read(said, facts_text) | decades_read(said, facts_text)
-    summed = worked_out(pad.question, said, facts_text)
+    summed = worked_out(pad.question, said, facts_text) | numeric_dates_read(said, facts_text)
     derived = derived | summed
     has_number = bool(re.search(r"\d", in_digits(said)))
     measured, contradicted = compared_quantities(said, facts_text) if has_number else ([], [])
@@ -438,6 +438,32 @@ def decades_read(answer: str, facts_text: str) -> set[str]:
             for decade, year, whole in _YEAR_OF_DECADE.findall(facts_text)]
     return {f"{decade}0s" for part, decade in said
             if any(d == decade and _in_part(part, first, last, scale=10) for d, first, last in read)}
+
+
+_NUMERIC_DATE = re.compile(r"(?<![\d/.])(?:(\d{1,2})/)?(\d{1,2})/(\d{4})(?![\d/])")
+"""A date in digits: "4/7/1921" (the 4th of July, or the 7th of April), "03/1921" (a month)."""
+
+
+def numeric_dates_read(answer: str, facts_text: str) -> set[str]:
+    """The numbers of the answer's dates in digits, where a passage writes that date with its month's
+    name, either way round the day and month are read: "4/7/1921" and "7/4/1921" where a passage
+    says "4 July 1921", "03/1921" where it says "March 1921"."""
+    said = _NUMERIC_DATE.findall(answer)
+    if not said:
+        return set()
+    facts = one_spelling(facts_text)
+    found = set()
+    for first, second, year in said:
+        readings = [(first, second), (second, first)] if first else [("", second)]
+        for day, month in readings:
+            if not 1 <= int(month) <= 12 or (day and not 1 <= int(day) <= 31):
+                continue
+            name = calendar.month_name[int(month)]
+            day = str(int(day)) if day else ""
+            on_day = rf"\b{day}\s+{name}\b|\b{name}\s+{day}\b" if day else rf"\b{name}\b"
+            if re.search(rf"(?:{on_day}),?\s+(?:of\s+)?{year}\b", facts):
+                found |= {str(int(n)) for n in (first, second) if n} | {year, *(n for n in (first, second) if n)}
+    return found
 
 
 NAME_QUALIFIERS = 2
