@@ -363,6 +363,9 @@ SAME_THING_WRITTEN_OTHERWISE = [  # (what a passage writes, the question, the sa
     ("The Vey bridge opened on 4 July 1921.", "When did the Vey bridge open?", "4/7/1921"),  # a date in digits
     ("The Vey bridge opened on 4 July 1921.", "When did the Vey bridge open?", "7/4/1921"),
     ("The Vey bridge opened in March 1921.", "When did the Vey bridge open?", "03/1921"),
+    ("The Vey road was paved on 3 March 1921.", "When was the Vey road paved?", "Thursday, 3 March 1921"),  # its weekday
+    ("The Vey school was founded by the Lind family.", "Who founded the Vey school?", "the Linds"),  # a family
+    ("The Vey hall seats 1,500.", "How many does the Vey hall seat?", "1.5k"),
 ]
 
 
@@ -424,6 +427,8 @@ def test_a_number_name_or_quantity_written_otherwise_than_the_passages_is_read(p
     ("The Vey choir has 48 members and the Lundby choir 35.", "How many members has the Vey choir?", "83", "83"),
     ("The Lundby Canal is 40 km long. The Vey Canal is 25 km long.", "How long is the Vey Canal?", "20 km", "20"),
     ("The Vey bridge opened on 4 July 1921.", "When did the Vey bridge open?", "4/8/1921", "8"),
+    ("The Vey road was paved on 3 March 1921.", "When was the Vey road paved?", "Friday, 3 March 1921", "frida"),
+    ("The Vey school was founded by the Lind family.", "Who founded the Vey school?", "the Sunds", "sunds"),
 ])
 def test_another_number_name_or_quantity_is_still_named(passage, question, answer, named):
     pad = Scratchpad(question=question, facts=[Fact(source="t", title="Notes", text=passage, step=1)])

@@ -5,7 +5,8 @@ cut short, a decade, a half, an ordinal, a name written surname first, a world w
 share in words, a temperature in words, an amount of money, a length of time in another unit, a
 dozen, noon and midnight, a fraction in digits, a title before a name, a part of a century or a
 decade, another person of a surname read, a number rounded, a country for its people, a
-given name as a nickname or an initial, a sum or a difference worked out, a date in digits.
+given name as a nickname or an initial, a sum or a difference worked out, a date in digits, a weekday, a
+family by its surname, thousands written "k".
 Does it pass, and is another name or quantity still set aside? Hand-written passages and
 answers, none from a dataset; no model is loaded:
 
@@ -282,6 +283,10 @@ OTHER = [  # another name, time or quantity: each must be set aside
     # another date in digits
     ("The Vey bridge opened on 4 July 1921.", "When did the Vey bridge open?", "5/7/1921"),
     ("The Vey bridge opened in March 1921.", "When did the Vey bridge open?", "04/1921"),
+    # another weekday, family or count in thousands
+    ("The Vey road was paved on 3 March 1921.", "When was the Vey road paved?", "Friday, March 3, 1921"),
+    ("The Vey school was founded by the Lind family.", "Who founded the Vey school?", "the Sunds"),
+    ("The Vey hall seats 1,500.", "How many does the Vey hall seat?", "2k"),
 ]
 
 

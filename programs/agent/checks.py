@@ -115,6 +115,8 @@ _WORLD_WAR_SHORT = re.compile(r"\bWW\s?(I{1,2}|[12])\b")
 after a name is read as."""
 _DOZEN = re.compile(rf"\b(?:(\d+|{'|'.join(DIGITS_OF_NUMBER_WORDS)})|an?|(half an?))\s+dozen\b", re.I)
 """A count in dozens: "a dozen" is 12, "two dozen" 24, "half a dozen" 6 ("dozens of" is no count)."""
+_THOUSANDS_SHORT = re.compile(r"(?<![\w.])(\d+(?:\.\d+)?)[kK]\b")
+"""A count in thousands written short: "1.5k" is 1500 (after a currency sign `in_digits` reads it already)."""
 _NOON = re.compile(r"\b(?:12\s)?(noon|midday|midnight)\b")
 """Noon and midnight are times of day: "12pm" and "12am", as "12 p.m." and "12:00 AM" are written."""
 _ERA_AFTER_CENTURY = re.compile(r"\b(centur(?:y|ies))\s+(?:(B\.?C\.?(?:E\.?)?)|A\.?D\.?|C\.?E\.?)(?!\w)")
@@ -134,8 +136,8 @@ def _dozens(found: re.Match) -> str:
 
 def one_spelling(text: str) -> str:
     """Spellings of one thing written one way: a world war's initials, an era, a range of years cut
-    short, a month cut short, a dozen, noon and midnight, a half and an ordinal, in a text whose
-    numbers are digits (`in_digits`)."""
+    short, a month cut short, a dozen, thousands written "k", noon and midnight, a half and an
+    ordinal, in a text whose numbers are digits (`in_digits`)."""
     text = _WORLD_WAR_SHORT.sub(lambda m: f"World War {len(m[1]) if 'I' in m[1] else m[1]}", text)
     text = _ERA_AFTER_CENTURY.sub(lambda m: f"{m[1]} BC" if m[2] else m[1], text)
     text = _ERA_BEFORE_CHRIST.sub(r"\1 BC", text)
@@ -143,6 +145,7 @@ def one_spelling(text: str) -> str:
     text = _SHORT_YEAR_RANGE.sub(lambda m: f"{m[1]}{m[4]}{m[2]}{m[5]}" if int(m[5]) > int(m[3]) else m[0], text)
     text = _SHORT_MONTH.sub(lambda m: _MONTH_SHORT[m[1] or m[2]], text)
     text = _DOZEN.sub(_dozens, text)
+    text = _THOUSANDS_SHORT.sub(lambda m: f"{float(m[1]) * 1000:g}" if float(m[1]) * 1000 < 1e15 else m[0], text)
     text = _NOON.sub(lambda m: "12am" if m[1] == "midnight" else "12pm", text)
     text = _HALF.sub(lambda m: f"{m[1] or m[2] or 0}.5", text)
     return _ORDINAL_SECOND.sub(lambda m: "2" if m[0].lower() == "second" else "1", text)
@@ -219,6 +222,7 @@ def unsupported_reason(answer: str, pad: Scratchpad) -> str | None:
         return "the answer says nothing beyond its frame"
     asked = _words(pad.question) | _unreadable(said, pad) | _translated(said, pad)
     names = _words(" ".join(claimed_names(said))) | {w for w in _words(said) if re.search(r"\d", w)}
+    names = names | _words(" ".join(_WEEKDAY.findall(said)))  # a name even as a sentence's opening word
     facts_text = " ".join(f"{f.title} {f.text}" for f in pad.facts)
     # a full name whose last word the facts hold is read: the surname stands for it ("Lind" said, "Ada Lind" answered),
     # unless a passage names another of that surname ("Olaf Lind" read, "Ada Lind" answered); not its number,
@@ -239,6 +243,7 @@ def unsupported_reason(answer: str, pad: Scratchpad) -> str | None:
         derived = years_between(read) & counted if counted else set()
     derived = derived | centuries_read(said, facts_text) | decades_read(said, facts_text)
     summed = worked_out(pad.question, said, facts_text) | numeric_dates_read(said, facts_text)
+    summed = summed | worked_out_words(said, read)
     derived = derived | summed
     has_number = bool(re.search(r"\d", in_digits(said)))
     measured, contradicted = compared_quantities(said, facts_text) if has_number else ([], [])
@@ -463,6 +468,33 @@ def numeric_dates_read(answer: str, facts_text: str) -> set[str]:
             on_day = rf"\b{day}\s+{name}\b|\b{name}\s+{day}\b" if day else rf"\b{name}\b"
             if re.search(rf"(?:{on_day}),?\s+(?:of\s+)?{year}\b", facts):
                 found |= {str(int(n)) for n in (first, second) if n} | {year, *(n for n in (first, second) if n)}
+    return found
+
+
+_WEEKDAY_DATE = re.compile(rf"\b({'|'.join(calendar.day_name)}),?\s+(?:the\s+)?(?:(\d{{1,2}})\s+(?:of\s+)?"
+                           rf"({'|'.join(calendar.month_name[1:])})|({'|'.join(calendar.month_name[1:])})\s+(\d{{1,2}})),?"
+                           r"\s+(\d{4})\b")
+"""A weekday before a date: "Thursday, 3 March 1921", "Thursday, March 3, 1921"."""
+_WEEKDAY = re.compile(rf"\b(?:{'|'.join(calendar.day_name)})\b")
+_FAMILY = re.compile(r"\b[Tt]he ([A-Z][a-z]+)s\b")
+"""A family by its surname's plural: "the Linds"."""
+
+
+def worked_out_words(answer: str, read: set[str]) -> set[str]:
+    """Words of the answer that follow from what is read, as `_words` writes them: a weekday that
+    is its date's ("Thursday, 3 March 1921": the calendar's), and a family by its surname's plural
+    ("the Linds" where "Lind" is read)."""
+    found = set()
+    for weekday, day, month, month_first, day_after, year in _WEEKDAY_DATE.findall(answer):
+        number = list(calendar.month_name).index(month or month_first)
+        try:
+            if calendar.day_name[calendar.weekday(int(year), number, int(day or day_after))] == weekday:
+                found |= _words(weekday)
+        except ValueError:  # no such day ("31 February")
+            continue
+    for surname in _FAMILY.findall(answer):
+        if _words(surname) <= read:
+            found |= _words(surname + "s")
     return found
 
 
