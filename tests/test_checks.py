@@ -449,6 +449,7 @@ def test_a_second_of_time_the_first_of_a_sentence_and_a_date_keep_their_spelling
     for text in ("60 km per second, a second later", "each second", "the first bridge", "1905-07-01", "1999-01"):
         assert one_spelling(text) == text
     assert one_spelling("his second wife, the First Lundby War, 1998\u201399") == "his 2 wife, the 1 Lundby War, 1998\u20131999"
+    assert one_spelling("1500k fans, 2.5k seats, 1.2345k") == "1500000 fans, 2500 seats, 1234.5"
 
 
 def test_a_count_or_a_measure_pint_knows_another_way_is_no_quantity():

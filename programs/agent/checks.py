@@ -134,6 +134,11 @@ def _dozens(found: re.Match) -> str:
     return "6" if found[2] else str(12 * int(count))
 
 
+def _thousands(found: re.Match) -> str:
+    value = float(found[1]) * 1000
+    return str(int(value)) if value.is_integer() else str(value)  # "1500000", never "1.5e+06"
+
+
 def one_spelling(text: str) -> str:
     """Spellings of one thing written one way: a world war's initials, an era, a range of years cut
     short, a month cut short, a dozen, thousands written "k", noon and midnight, a half and an
@@ -145,7 +150,7 @@ def one_spelling(text: str) -> str:
     text = _SHORT_YEAR_RANGE.sub(lambda m: f"{m[1]}{m[4]}{m[2]}{m[5]}" if int(m[5]) > int(m[3]) else m[0], text)
     text = _SHORT_MONTH.sub(lambda m: _MONTH_SHORT[m[1] or m[2]], text)
     text = _DOZEN.sub(_dozens, text)
-    text = _THOUSANDS_SHORT.sub(lambda m: f"{float(m[1]) * 1000:g}" if float(m[1]) * 1000 < 1e15 else m[0], text)
+    text = _THOUSANDS_SHORT.sub(_thousands, text)
     text = _NOON.sub(lambda m: "12am" if m[1] == "midnight" else "12pm", text)
     text = _HALF.sub(lambda m: f"{m[1] or m[2] or 0}.5", text)
     return _ORDINAL_SECOND.sub(lambda m: "2" if m[0].lower() == "second" else "1", text)
