@@ -247,9 +247,8 @@ def unsupported_reason(answer: str, pad: Scratchpad) -> str | None:
         counted = years_said(said)
         derived = years_between(read) & counted if counted else set()
     derived = derived | centuries_read(said, facts_text) | decades_read(said, facts_text)
-    summed = worked_out(pad.question, said, facts_text) | numeric_dates_read(said, facts_text)
-    summed = summed | worked_out_words(said, read)
-    derived = derived | summed
+    summed = worked_out(pad.question, said, facts_text)
+    derived = derived | summed | numeric_dates_read(said, facts_text) | worked_out_words(said, read)
     has_number = bool(re.search(r"\d", in_digits(said)))
     measured, contradicted = compared_quantities(said, facts_text) if has_number else ([], [])
     contradicted = [q for q in contradicted if not _words(q) & summed]  # "65 km", the two lengths read added
