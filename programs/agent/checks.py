@@ -27,8 +27,8 @@ from deltaseek.programs.agent.learned_reader import (expected_answer_types, fact
                                                      question_support, sentences)
 from deltaseek.programs.agent.demonyms import counterparts_read
 from deltaseek.programs.agent.given_names import same_given_name
-from deltaseek.programs.agent.quantities import (compared_amounts, compared_quantities, rounded_numbers, same_durations,
-                                                 same_shares)
+from deltaseek.programs.agent.quantities import (compared_amounts, compared_quantities, numbers_in, rounded_numbers,
+                                                 same_durations, same_shares)
 from deltaseek.programs.agent.scratchpad import Fact, Scratchpad
 from deltaseek.programs.text import (DIGITS_OF_NUMBER_WORDS, QUESTION_WORDS, capitalized_run, in_digits, initials,
                                      long_names, meaningful_tokens, named_entities, normalize_query, stem,
@@ -352,12 +352,12 @@ def worked_out(question: str, answer: str, facts_text: str) -> set[str]:
     15 km"), in `_words`' spelling: "65" where "40 km" and "25 km" are read."""
     said = in_digits(answer)
     if _ASKS_A_SUM_OR_DIFFERENCE.search(question):
-        wanted = set(re.findall(r"(?<![\d.])\d+(?:\.\d+)?", said))
+        wanted = set(numbers_in(said))
     else:
         wanted = {n for found in _SAYS_A_DIFFERENCE.findall(said) for n in found if n}
     if not wanted:
         return set()
-    read = [float(n) for n in re.findall(r"(?<![\d.])\d+(?:\.\d+)?", in_digits(facts_text))[:SUMMED_NUMBERS]]
+    read = [float(n) for n in numbers_in(in_digits(facts_text))[:SUMMED_NUMBERS]]
     results = {round(r, 6) for i, a in enumerate(read) for b in read[i + 1:] for r in (a + b, abs(a - b))}
     return {n for n in wanted if round(float(n), 6) in results}
 

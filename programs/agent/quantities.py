@@ -114,6 +114,14 @@ def compared_quantities(answer: str, facts_text: str) -> tuple[list[str], list[s
     return matched, contradicted
 
 
+_NUMBER = re.compile(r"(?<![\d.])\d+(?:\.\d+)?")
+
+
+def numbers_in(text: str) -> list[str]:
+    """The numbers of a text whose numbers are digits (`in_digits`), in order: "40", "2.5"."""
+    return _NUMBER.findall(text)
+
+
 _APPROXIMATELY = re.compile(r"(?:\b(?:about|around|approximately|approx\.|roughly|nearly|almost|over|under|some|"
                             r"circa|c\.|close to|more than|less than|fewer than|upwards of|an estimated|estimated|"
                             r"just over|just under)\s+|~\s?)(?:[A-Z]{0,2}\$|£|€|¥)?"
@@ -133,7 +141,7 @@ def rounded_numbers(answer: str, facts_text: str) -> list[str]:
     said = {n for n in said if float(n) >= ROUNDED_FROM}
     if not said:
         return []
-    read = re.findall(r"(?<![\d.])\d+(?:\.\d+)?", in_digits(facts_text))
+    read = numbers_in(in_digits(facts_text))
     return sorted(n for n in said if any(_significant(r) > _significant(n) and abs(float(n) - float(r))
                                          <= min(_rounding(n), ROUNDED_BY * float(r)) for r in read))
 
