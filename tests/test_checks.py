@@ -581,6 +581,7 @@ def test_the_surname_stands_for_a_full_name_unless_a_passage_names_another_of_it
     assert unsupported_reason("Olaf Lind", pad("Tern was designed by Lind.", "Olaf Lind and Ada Lind met.")) is None
     # one person's other forms of a given name: a nickname, a middle name, an initial
     assert unsupported_reason("Bill Lind", pad("Tern was designed by William Jefferson Lind.")) is None
+    assert unsupported_reason("Bill Lind", pad("William Jefferson Lind designed Tern.")) is None
     assert unsupported_reason("Jim Lind", pad("Tern was designed by James Lind.")) is None
     assert unsupported_reason("John Fitzgerald Lind", pad("Tern was designed by John F. Lind.")) is None
     assert "olaf" in unsupported_reason("Olaf Lind", pad("Tern was designed by James Patrick Lind."))

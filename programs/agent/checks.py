@@ -307,9 +307,11 @@ def other_given_names(run: str, pad: Scratchpad) -> set[str]:
                 for at, word in enumerate(names[1:], 1):
                     if word[:4] != last[:4] or _words(word) != surname:  # "Korean" is "Korea" too
                         continue
-                    given = [w for i, w in enumerate(names[:at]) if _given_name(w)
-                             and not (i == 0 and match.start() <= opening)]
-                    if given and not any(same_given_name(g, s) for g in given for s in said):
+                    before = [(i, w) for i, w in enumerate(names[:at]) if _given_name(w)]
+                    given = [w for i, w in before if not (i == 0 and match.start() <= opening)]
+                    # the opening word is no other person's name, but may still be this one's ("William
+                    # Jefferson Lind wrote Tern." for "Bill Lind")
+                    if given and not any(same_given_name(g, s) for _, g in before for s in said):
                         found |= _words(" ".join(given))
     return found
 
