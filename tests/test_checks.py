@@ -182,6 +182,13 @@ def test_an_answer_from_a_passage_about_something_else_is_named():
                       Fact(source="n", title="Norvania", text="Norvania is a kingdom. Its capital is Lundby.", step=1)]
     assert answer_failure("Lundby", two_hop, set()) is None
     assert "something else" in answer_failure("Lundby", two_hop, set(), small=True)
+    # two-hop by a bridge in its words, though its kind is another (a count)
+    counted = Scratchpad(question="How many bridges has the capital of the country where Olaf Sund was born?",
+                         task_kind="aggregate_or_ill_posed")
+    counted.facts += [Fact(source="s", title="Olaf Sund", text="Olaf Sund was a painter of harbours.", step=1),
+                      Fact(source="n", title="Norvania", text="Norvania's capital Lundby has 14 bridges.", step=1)]
+    assert answer_failure("14", counted, set()) is None
+    assert "something else" in answer_failure("14", counted, set(), small=True)
 
 
 def test_abstentions_are_recognized():

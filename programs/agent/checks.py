@@ -23,8 +23,8 @@ from deltaseek.metrics.contract import says_no_answer
 from deltaseek.programs.agent.claims import claim
 from deltaseek.programs.agent.guardrails import (COPIED_WORDS, DSPY_PLACEHOLDERS, has_repeated_run, question_subjects,
                                                 repeats_itself)
-from deltaseek.programs.agent.learned_reader import (expected_answer_types, facts_rarity, fits_type, question_options,
-                                                     question_support, sentences)
+from deltaseek.programs.agent.learned_reader import (bridge_phrase, expected_answer_types, facts_rarity, fits_type,
+                                                     question_options, question_support, sentences)
 from deltaseek.programs.agent.demonyms import counterparts_read
 from deltaseek.programs.agent.given_names import same_given_name
 from deltaseek.programs.agent.quantities import (compared_amounts, compared_quantities, numbers_in, rounded_numbers,
@@ -559,7 +559,8 @@ def off_subject_reason(answer: str, pad: Scratchpad) -> str | None:
     linked = _words(" ".join(named_entities(" ".join(f"{f.title} {f.text}" for f in about)))) - subject
     if any(linked & _words(" ".join(named_entities(f"{f.title} {f.text}"))) for f in holding):
         return None
-    return f"the answer comes from a passage about something else ({holding[0].title}), not about {', '.join(question_subjects(pad.question))}"
+    titled = f" ({holding[0].title})" if holding[0].title else ""  # a passage of one sentence has no title
+    return f"the answer comes from a passage about something else{titled}, not about {', '.join(question_subjects(pad.question))}"
 
 
 def answer_support(answer: str, question: str, facts: list[Fact]) -> float:
@@ -614,8 +615,11 @@ def answer_failure(answer: str, pad: Scratchpad, reserved_names: set[str], promp
     if reason := unsupported_reason(answer, pad):
         return reason
     # a two-hop answer often stands in a passage about the bridge that the passages read do not
-    # link by name: for a capable model's, a passage read that holds it is support enough
-    if (small or pad.task_kind != "multi_hop") and (reason := off_subject_reason(said, pad)):
+    # link by name: for a capable model's, a passage read that holds it is support enough. A question
+    # is two-hop by its kind or by a bridge in its words, whatever else set its kind ("How many
+    # times was the man who founded Vey married?" is counted, and two-hop)
+    two_hop = pad.task_kind == "multi_hop" or bridge_phrase(pad.question) is not None
+    if (small or not two_hop) and (reason := off_subject_reason(said, pad)):
         return reason
     if small and not _YES_NO.match(said) and not question_options(pad.question):
         written = normalize_query(answer)
