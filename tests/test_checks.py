@@ -7,6 +7,7 @@ import pytest
 from deltaseek import DeltaSeek
 from deltaseek.programs.agent import checks, evidence
 from deltaseek.programs.agent.checks import answer_failure, is_abstention, one_spelling, unsupported_reason
+from deltaseek.programs.agent.claims import claim
 from deltaseek.programs.agent.learned_reader import compare_options, compare_pair, question_options, question_support
 from deltaseek.programs.agent.scratchpad import Fact, Scratchpad
 from deltaseek.programs.agent.quantities import compared_amounts, quantities
@@ -129,6 +130,15 @@ def test_a_labels_word_inside_an_abstention_is_the_abstention_not_an_echo(writte
     failure = answer_failure(written, pad, {"search_corpus", "answer", "question"})
     assert (failure is None) == kept, failure
     assert kept or "name 'unknown'" in failure or "nothing beyond its frame" in failure, failure
+
+
+@pytest.mark.parametrize("written, claimed", [
+    ("Let It Be Spring is the answer, as the passages show.", "Let It Be Spring."),  # a title with stopwords
+    ("Off The Map is the answer, based on what was found.", "Off The Map."),
+    ("Based on the passages, it is Vey.", "Vey."),                                  # still a frame
+])
+def test_a_name_before_is_the_answer_is_the_claim_though_it_holds_stopwords(written, claimed):
+    assert claim(written) == claimed
 
 
 def test_a_yes_or_no_that_closes_a_sentence_answers_a_yes_no_question():

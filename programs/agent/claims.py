@@ -135,7 +135,7 @@ SUMMING_UP = frozenset("short brief summary sum conclusion overall words results
 def frames_the_answer(clause: str) -> bool:
     """Whether a clause before the first comma frames the answer rather than claims: at most
     `LEAD_IN_WORDS` words, no number and no name after its first word, no verb of being after a
-    word of its own ("a miller was the answer", "Reading is ..."), and words about the passages,
+    word of its own ("a miller was the answer", "Reading is ...", "Let It Be is the answer"), and words about the passages,
     about answering or about summing up ("According to the passages,", "Based on what was found,",
     "To answer the question,", "In short,"). Any other clause may be the answer itself ("its
     difficulty, as ...", "Yes, ...", "Paris, France"); of lone words only those that merely frame
@@ -149,8 +149,9 @@ def frames_the_answer(clause: str) -> bool:
         return words[0] in ONE_WORD_LEAD_INS
     if {"yes", "no"} & set(words) or _STATES_THE_ANSWER.search(clause):  # "The answer is two, based on ..."
         return False
-    if any(word in BEING and before not in ABOUT_ANSWERING and before not in stopwords()
-           for before, word in zip(words, words[1:])):
+    # "Let It Be is the answer": a word of its own anywhere before the verb, though a stopword stands next to it
+    framing = ABOUT_ANSWERING | ONE_WORD_LEAD_INS | SUMMING_UP | stopwords()
+    if any(word in BEING and any(before not in framing for before in words[:at]) for at, word in enumerate(words)):
         return False
     return any(word in ABOUT_ANSWERING or word in SUMMING_UP for word in words)
 
