@@ -199,6 +199,14 @@ def test_an_answer_from_a_passage_about_something_else_is_named():
                       Fact(source="n", title="Norvania", text="Norvania's capital Lundby has 14 bridges.", step=1)]
     assert answer_failure("14", counted, set()) is None
     assert "something else" in answer_failure("14", counted, set(), small=True)
+    # a passage that gives a figure the question gives is about what the question describes
+    figured = Scratchpad(question="Which hall seats 4,120 and stands by the Vey?")
+    figured.facts += [Fact(source="v", title="", text="The Vey runs past the old mills.", step=1),
+                      Fact(source="h", title="", text="Lundby Hall seats 4,120.", step=1)]
+    assert answer_failure("Lundby Hall", figured, set()) is None
+    assert "something else" in answer_failure("Lundby Hall", figured, set(), small=True)
+    figured.facts[1] = Fact(source="h", title="", text="Lundby Hall seats 3,900.", step=1)
+    assert "something else" in answer_failure("Lundby Hall", figured, set())
 
 
 def test_abstentions_are_recognized():

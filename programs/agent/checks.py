@@ -563,6 +563,18 @@ def off_subject_reason(answer: str, pad: Scratchpad) -> str | None:
     return f"the answer comes from a passage about something else{titled}, not about {', '.join(question_subjects(pad.question))}"
 
 
+def gives_a_figure_asked(answer: str, pad: Scratchpad) -> bool:
+    """Whether a passage read that holds the answer gives a number the question gives: "Which hall
+    seats 4,120 and stands by the Vey?" and "Lundby Hall seats 4,120." The passage is about what
+    the question describes, though it does not name the question's subject. A capable model's
+    answer from it is kept; a small model's still needs the subject (a search finds passages
+    sharing a year with the question by that year alone)."""
+    figures = {w for w in _words(pad.question) if w.isdigit()}
+    wanted = _words(answer) - _words(pad.question)
+    return bool(figures and wanted) and any(wanted <= (held := _words(f"{f.title} {f.text}")) and bool(figures & held)
+                                            for f in pad.facts)
+
+
 def answer_support(answer: str, question: str, facts: list[Fact]) -> float:
     """How surely the sentence holding the answer answers the question (the reader's
     `question_support` of the best sentence that holds most of the answer's words)."""
@@ -619,7 +631,7 @@ def answer_failure(answer: str, pad: Scratchpad, reserved_names: set[str], promp
     # is two-hop by its kind or by a bridge in its words, whatever else set its kind ("How many
     # times was the man who founded Vey married?" is counted, and two-hop)
     two_hop = pad.task_kind == "multi_hop" or bridge_phrase(pad.question) is not None
-    if (small or not two_hop) and (reason := off_subject_reason(said, pad)):
+    if (small or not two_hop and not gives_a_figure_asked(said, pad)) and (reason := off_subject_reason(said, pad)):
         return reason
     if small and not _YES_NO.match(said) and not question_options(pad.question):
         written = normalize_query(answer)
