@@ -595,6 +595,18 @@ def test_a_word_that_only_begins_like_a_currency_is_no_amount():
     assert compared_amounts("300 kroner", "The Vey fee was 300 kronor.") == (["300 kroner"], [])
 
 
+@pytest.mark.parametrize("answer, passage, kept", [
+    ("a subprefecture", "Vey is a sub-prefecture of Lundby.", True),
+    ("a sub-prefecture", "Vey is a subprefecture of Lundby.", True),
+    ("its cofounder", "Ada Lind was a co-founder of the Tern Press.", True),
+    ("a subprefecture", "Vey is a sub-district of Lundby.", False),
+    ("a sub-prefecture", "Vey is a district of Lundby.", False),
+])
+def test_a_compound_is_read_hyphenated_or_closed(answer, passage, kept):
+    pad = Scratchpad(question="What is Vey?", facts=[Fact(source="v", title="", text=passage, step=1)])
+    assert (unsupported_reason(answer, pad) is None) == kept, unsupported_reason(answer, pad)
+
+
 def test_the_surname_stands_for_a_full_name_unless_a_passage_names_another_of_it():
     def pad(*texts: str) -> Scratchpad:
         return Scratchpad(question="Who designed the Tern compiler?",

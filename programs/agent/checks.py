@@ -240,7 +240,10 @@ def unsupported_reason(answer: str, pad: Scratchpad) -> str | None:
     for run in long_names(said):
         if initials(run) in shortened:
             read = read | _words(run)
-    read = read | _short_forms_of(read)
+    read = read | _short_forms_of(read) | closed_compounds(facts_text)
+    for compound in _HYPHENATED.findall(said):  # "sub-prefecture" said, "subprefecture" read
+        if closed_compounds(compound) <= read:
+            read = read | _words(compound)
     if _ASKS_A_SPAN_OF_YEARS.search(pad.question):
         derived = years_between(read)
     else:  # only the counts of years the answer gives, and the pairs of years only when it gives one
@@ -384,6 +387,16 @@ _SENTENCE_BREAK = re.compile(r"(?<=[.!?])(?<!\b[A-Z]\.)" + "".join(rf"(?<!\b{sho
 def _short_form_words() -> tuple[tuple[frozenset[str], tuple[frozenset[str], ...]], ...]:
     return tuple((frozenset(_words(short)), tuple(frozenset(_words(long)) for long in longs))
                  for short, longs in SHORT_FORMS.items())
+
+
+_HYPHENATED = re.compile(r"\b[^\W\d_]+(?:-[^\W\d_]+)+\b")
+"""A compound of words joined by hyphens: "co-founder", "sub-prefecture", "non-profit"."""
+
+
+def closed_compounds(text: str) -> set[str]:
+    """The text's hyphenated compounds written closed, in `_words`' spelling: "co-founder" is
+    also "cofounder", and "non-profit" "nonprofit", as English writes many of them either way."""
+    return _words(" ".join(compound.replace("-", "") for compound in _HYPHENATED.findall(text)))
 
 
 def _short_forms_of(read: set[str]) -> set[str]:
