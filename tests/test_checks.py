@@ -199,6 +199,13 @@ def test_an_answer_from_a_passage_about_something_else_is_named():
                       Fact(source="n", title="Norvania", text="Norvania's capital Lundby has 14 bridges.", step=1)]
     assert answer_failure("14", counted, set()) is None
     assert "something else" in answer_failure("14", counted, set(), small=True)
+    # two-hop by a clause that describes what it asks through another thing
+    for question in ("Tarbury Hall opened with a comedy written by whom?", "Who wrote a play that opened Tarbury Hall?"):
+        described = Scratchpad(question=question)
+        described.facts += [Fact(source="t", title="", text="Tarbury Hall opened in 1901 with a new play.", step=1),
+                            Fact(source="p", title="", text="It was written by Ada Lind in a week.", step=1)]
+        assert answer_failure("Ada Lind", described, set()) is None
+        assert "something else" in answer_failure("Ada Lind", described, set(), small=True)
     # a passage that gives a figure the question gives is about what the question describes
     figured = Scratchpad(question="Which hall seats 4,120 and stands by the Vey?")
     figured.facts += [Fact(source="v", title="", text="The Vey runs past the old mills.", step=1),

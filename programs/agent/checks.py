@@ -576,6 +576,13 @@ def off_subject_reason(answer: str, pad: Scratchpad) -> str | None:
     return f"the answer comes from a passage about something else{titled}, not about {', '.join(question_subjects(pad.question))}"
 
 
+_DESCRIBED_BY_A_CLAUSE = re.compile(
+    r"\b(?:a|an|the)\s+(?:[\w'’-]+\s+){0,3}?[\w'’-]+,?\s+(?:(?:in|at|from|of|to|on|by|for|with)\s+)?"
+    r"(?:who|whom|which|that|whose|where)\b|\b(?:a|an|the)\s+(?:[\w'’-]+\s+){1,4}?[a-z]+(?:ed|en|wn)\s+by\b", re.I)
+"""A thing the question names only by what a clause says of it, the mark of a second hop: "a
+ferry that sails from Vey", "the island for which Ada Lind is known", "the play written by"."""
+
+
 def gives_a_figure_asked(answer: str, pad: Scratchpad) -> bool:
     """Whether a passage read that holds the answer gives a number the question gives: "Which hall
     seats 4,120 and stands by the Vey?" and "Lundby Hall seats 4,120." The passage is about what
@@ -641,9 +648,10 @@ def answer_failure(answer: str, pad: Scratchpad, reserved_names: set[str], promp
         return reason
     # a two-hop answer often stands in a passage about the bridge that the passages read do not
     # link by name: for a capable model's, a passage read that holds it is support enough. A question
-    # is two-hop by its kind or by a bridge in its words, whatever else set its kind ("How many
-    # times was the man who founded Vey married?" is counted, and two-hop)
-    two_hop = pad.task_kind == "multi_hop" or bridge_phrase(pad.question) is not None
+    # is two-hop by its kind, by a bridge in its words, or by a thing it names only through a clause,
+    # whatever else set its kind ("How many times was the man who founded Vey married?" is counted, and two-hop)
+    two_hop = pad.task_kind == "multi_hop" or bridge_phrase(pad.question) is not None \
+        or bool(_DESCRIBED_BY_A_CLAUSE.search(pad.question))
     if (small or not two_hop and not gives_a_figure_asked(said, pad)) and (reason := off_subject_reason(said, pad)):
         return reason
     if small and not _YES_NO.match(said) and not question_options(pad.question):
