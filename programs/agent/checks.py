@@ -583,14 +583,23 @@ _DESCRIBED_BY_A_CLAUSE = re.compile(
 ferry that sails from Vey", "the island for which Ada Lind is known", "the play written by"."""
 
 
+def asks_two_hops(pad: Scratchpad) -> bool:
+    """Whether the question is two-hop: by its kind, by a bridge in its words, or by a thing it
+    names only through a clause, whatever else set its kind ("How many times was the man who
+    founded Vey married?" is counted, and two-hop)."""
+    return (pad.task_kind == "multi_hop" or bridge_phrase(pad.question) is not None
+            or _DESCRIBED_BY_A_CLAUSE.search(pad.question) is not None)
+
+
 def gives_a_figure_asked(answer: str, pad: Scratchpad) -> bool:
     """Whether a passage read that holds the answer gives a number the question gives: "Which hall
     seats 4,120 and stands by the Vey?" and "Lundby Hall seats 4,120." The passage is about what
     the question describes, though it does not name the question's subject. A capable model's
     answer from it is kept; a small model's still needs the subject (a search finds passages
     sharing a year with the question by that year alone)."""
-    figures = {w for w in _words(pad.question) if w.isdigit()}
-    wanted = _words(answer) - _words(pad.question)
+    asked = _words(pad.question)
+    figures = {w for w in asked if w.isdigit()}
+    wanted = _words(answer) - asked
     return bool(figures and wanted) and any(wanted <= (held := _words(f"{f.title} {f.text}")) and bool(figures & held)
                                             for f in pad.facts)
 
@@ -647,12 +656,10 @@ def answer_failure(answer: str, pad: Scratchpad, reserved_names: set[str], promp
     if reason := unsupported_reason(answer, pad):
         return reason
     # a two-hop answer often stands in a passage about the bridge that the passages read do not
-    # link by name: for a capable model's, a passage read that holds it is support enough. A question
-    # is two-hop by its kind, by a bridge in its words, or by a thing it names only through a clause,
-    # whatever else set its kind ("How many times was the man who founded Vey married?" is counted, and two-hop)
-    two_hop = pad.task_kind == "multi_hop" or bridge_phrase(pad.question) is not None \
-        or bool(_DESCRIBED_BY_A_CLAUSE.search(pad.question))
-    if (small or not two_hop and not gives_a_figure_asked(said, pad)) and (reason := off_subject_reason(said, pad)):
+    # link by name: for a capable model's, a passage read that holds it is support enough (the small
+    # model's path reads no question for hops)
+    if (small or not (asks_two_hops(pad) or gives_a_figure_asked(said, pad))) and \
+            (reason := off_subject_reason(said, pad)):
         return reason
     if small and not _YES_NO.match(said) and not question_options(pad.question):
         written = normalize_query(answer)

@@ -12,6 +12,7 @@ hand-made examples.
 from __future__ import annotations
 
 import re
+from functools import cache
 
 from deltaseek.programs.text import DIGITS_OF_NUMBER_WORDS, named_entities, stopwords
 
@@ -132,6 +133,13 @@ SUMMING_UP = frozenset("short brief summary sum conclusion overall words results
 """Words of a clause that sums up ("In short,", "In a word,"): a frame."""
 
 
+@cache
+def _framing_words() -> frozenset[str]:
+    """Words of a lead-in that are no claim of its own: about answering, lone framing words,
+    summing up, stopwords."""
+    return ABOUT_ANSWERING | ONE_WORD_LEAD_INS | SUMMING_UP | stopwords()
+
+
 def frames_the_answer(clause: str) -> bool:
     """Whether a clause before the first comma frames the answer rather than claims: at most
     `LEAD_IN_WORDS` words, no number and no name after its first word, no verb of being after a
@@ -150,7 +158,7 @@ def frames_the_answer(clause: str) -> bool:
     if {"yes", "no"} & set(words) or _STATES_THE_ANSWER.search(clause):  # "The answer is two, based on ..."
         return False
     # "Let It Be is the answer": a word of its own anywhere before the verb, though a stopword stands next to it
-    framing = ABOUT_ANSWERING | ONE_WORD_LEAD_INS | SUMMING_UP | stopwords()
+    framing = _framing_words()
     if any(word in BEING and any(before not in framing for before in words[:at]) for at, word in enumerate(words)):
         return False
     return any(word in ABOUT_ANSWERING or word in SUMMING_UP for word in words)
