@@ -13,7 +13,7 @@ from __future__ import annotations
 import importlib.util
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -30,12 +30,14 @@ from deltaseek.optimize.evaluate import load_dataset
 from deltaseek.optimize.evaluation_report import EvalReport, format_comparison, format_report
 from deltaseek.optimize.fit_confidence import fit_into
 from deltaseek.optimize.labeled_data import SPLITS, split
+from deltaseek.optimize.reader_runs import RUN_SCORE, choose_by_runs
 from deltaseek.optimize.run_tracking import (TrackingOptions, evaluate_nested, log_dataset, log_report, positive,
                                              run_params, timestamp, tracked, with_bundled_corpora)
 from deltaseek.optimize.tracking import Tracker
 from deltaseek.optimize.train_reader import train_reader_into
 from deltaseek.optimize.tune import SEARCH_SPACE, format_trials, subspace, tune_settings
 from deltaseek.programs.agent import DeltaSeek, save_program
+from deltaseek.programs.agent.learned_reader import ReaderModel
 from deltaseek.programs.agent.logged_model import PICKLED
 from deltaseek.programs.agent.program_file import UNCOMPILED, load_state_into
 from deltaseek.programs.lm import make_lm
@@ -169,7 +171,12 @@ def optimize_program(dataset: str, optimizer: str, agent: AgentOptions = AgentOp
             compiled = compile_program(optimizer, student, parts["train"], budget, threads,
                                        reflection) if spec else student.deepcopy()
             if train_reader:  # the reader's threshold is chosen with its weights, on the dev split
+                start = compiled.learned_reader()
                 tracker.log_metrics(train_reader_into(compiled, dataset, agent.corpus))
+                reused = optimized.baselines.get("dev") if spec is None else None  # the same program's runs
+                if parts["dev"]:
+                    keep_reader_by_runs(compiled, start, reused.rows if reused else None,
+                                        lambda side: evaluate(tracker, compiled, "dev", side).rows, tracker)
                 fine_tune_adapter(compiled, dataset, agent.corpus, path.with_name(f"{path.stem}.reader-adapter.gguf"),
                                   tracker)
             if tune_settings:
@@ -210,6 +217,30 @@ def every_span_answered(program: DeltaSeek):
         yield program
     finally:
         program.settings = settings
+
+
+def keep_reader_by_runs(compiled: DeltaSeek, start: ReaderModel, start_rows: list[dict] | None,
+                        run_dev: Callable[[str], list[dict]], tracker: Tracker) -> None:
+    """`--train-reader`: the reader its dev figures proposed, or one of its rules turned, replaces
+    the one the program started with only where the program's own runs of the dev split score
+    better beyond chance (`reader_runs.choose_by_runs`); `start_rows` are the start's runs where
+    the baseline already made them."""
+    proposed, names = compiled.learned_reader(), {}
+
+    def run(name: str, reader: ReaderModel) -> list[float]:
+        compiled.reader = reader
+        side = names.setdefault(name, f"reader-run-{len(names)}")
+        return [row["scores"][RUN_SCORE] for row in sorted(run_dev(side), key=lambda row: row["index"])]
+
+    start_scores = ([row["scores"][RUN_SCORE] for row in sorted(start_rows, key=lambda row: row["index"])]
+                    if start_rows is not None else run("the starting reader", start))
+    kept, reader, means = choose_by_runs(start, start_scores, proposed, run)
+    compiled.reader = reader.model_copy(update={"trained_on": {**reader.trained_on, "kept_on_dev_runs": kept}})
+    for name, mean in means.items():
+        print(f"reader on the program's dev runs, {name}{' (kept)' if name == kept else ''}: {RUN_SCORE} {mean:.3f}")
+    tracker.log_metrics({"reader_runs_candidates": float(len(means) - 1),
+                         "reader_runs_kept_combined": means[kept],
+                         "reader_runs_start_combined": means["the starting reader"]})
 
 
 def fine_tune_adapter(compiled: DeltaSeek, dataset: str, corpus: list[str] | None, out: Path,
