@@ -86,8 +86,9 @@ def register_optimize_commands(subparsers) -> None:
     add_tracking_options(optimize)
     optimize.add_argument("--train-reader", action="store_true",
                           help="train the learned reader on the set's train split (or keep the shipped one, or "
-                          "retrain with the shipped data: whichever scores best on its dev split) and save it "
-                          "with the compiled program")
+                          "retrain with the shipped data: whichever scores best on its dev split), choose its "
+                          "threshold and rules on the program's own runs of the dev split, and save it with the "
+                          "compiled program")
     optimize.add_argument("--register", metavar="NAME", help="register the compiled program, logged in the run as an "
                                                              "MLflow model, under this name (models:/NAME/VERSION)")
 
