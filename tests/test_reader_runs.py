@@ -89,3 +89,23 @@ def test_the_program_reads_with_the_reader_its_runs_chose(tmp_path):
     assert seen[0]["reader_runs_candidates"] == 5 and seen[0]["reader_runs_kept_combined"] == 0.75
     loaded = DeltaSeek.from_compiled(save_program(program, tmp_path / "compiled.json"))
     assert loaded.learned_reader().abstain_on_absent_subject is False
+
+
+def test_without_the_baselines_runs_the_start_is_run_first():
+    """Compiled prompts, or a dev split the optimize does not report: the start's runs are made
+    too, first, with the reader the program started with."""
+    start, proposed = start_and_proposal()
+    program = DeltaSeek(reader=proposed)
+    readers = []
+
+    class Tracker:
+        def log_metrics(self, metrics):
+            pass
+
+    def run_dev(side):
+        readers.append((side, program.learned_reader().threshold))
+        return [{"index": i, "scores": {"combined": 0.5}} for i in range(QUESTIONS)]
+
+    keep_reader_by_runs(program, start, None, run_dev, Tracker())
+    assert readers[0] == ("reader-run-0", start.threshold) and len(readers) == 6
+    assert program.reader.threshold == start.threshold  # a tie keeps the start
