@@ -242,6 +242,17 @@ def test_comparison_questions_read_each_side_and_compare():
     assert compare_options("Who was born first, Ada Brandt or Kai Moor?", FACTS) is None  # no side is guessed
 
 
+def test_a_pair_asked_about_together_reads_what_follows_the_pair():
+    """"Are both A and B in C?" asks what follows the pair of each side, as "Are A and B both in C?"
+    does; what follows is read from the question after its opening word, where the pair was found."""
+    facts = [Fact(source="tern", title="", text="Tern Hall is a concert hall in Lundby, Veltria.", step=1),
+             Fact(source="vey", title="", text="Vey Tower is a tower on the coast of Veltria.", step=1)]
+    assert compare_pair("Are both Tern Hall and Vey Tower in Veltria?", facts).span == "yes"
+    assert compare_pair("Are Tern Hall and Vey Tower both in Veltria?", facts).span == "yes"
+    assert compare_pair("Are both Tern Hall and Vey Tower in Lundby?", facts).span == "no"
+    assert compare_pair("Are both Tern Hall and Kai Moor in Veltria?", facts) is None  # a side no fact is about
+
+
 def test_support_is_low_for_a_sentence_about_another_thing():
     fact = Fact(source="vey", title="Vey bridges", text=PASSAGES[2].text, step=1)
     sure = question_support("When was the iron bridge over the Vey built?", fact.text, fact)

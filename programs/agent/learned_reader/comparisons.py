@@ -94,14 +94,16 @@ def _demonym(name: str, facts: list) -> str | None:
 
 def compare_pair(question: str, facts: list) -> Extracted | None:
     """Yes or no for "Were A and B of the same nationality?" (the nationality each one's passage
-    opens with) and "Are A and B both painters?" (whether each one's passages say it)."""
+    opens with) and "Are A and B both painters?" or "Are both A and B painters?" (whether each
+    one's passages say it)."""
     if not re.match(r"\s*(?:are|were|is|was|do|did)\b", question, re.I):
         return None
-    pair = _PAIR.search(without_opening_word(question))
+    rest = without_opening_word(question)
+    pair = _PAIR.search(rest)
     if not pair:
         return None
     names = [strip_article(pair.group(g)) for g in ("a", "b")]
-    tail = question[pair.end():]
+    tail = rest[pair.end():]
     if re.search(r"\bsame (?:nationality|country)\b", tail, re.I):
         sides = [_demonym(name, facts) for name in names]
         if None in sides:
@@ -110,6 +112,8 @@ def compare_pair(question: str, facts: list) -> Extracted | None:
         return Extracted("yes" if sides[0] == sides[1] else "no", sentences(fact.text)[0], fact.source, "yes_no",
                          1.0, 1.0)
     both = re.search(r"\bboth\s+(.+?)\??\s*$", tail, re.I)
+    if not both and re.match(r"both\s", rest, re.I):  # "Are both A and B painters?"
+        both = re.match(r"\s*(.+?)\??\s*$", tail)
     if both and (wanted := stems(both.group(1))):
         holds = []
         for name in names:
