@@ -227,13 +227,14 @@ def keep_reader_by_runs(compiled: DeltaSeek, start: ReaderModel, start_rows: lis
     the baseline already made them."""
     proposed, names = compiled.learned_reader(), {}
 
+    def scores_of(rows: list[dict]) -> list[float]:  # in question order, so two runs pair up
+        return [row["scores"][RUN_SCORE] for row in sorted(rows, key=lambda row: row["index"])]
+
     def run(name: str, reader: ReaderModel) -> list[float]:
         compiled.reader = reader
-        side = names.setdefault(name, f"reader-run-{len(names)}")
-        return [row["scores"][RUN_SCORE] for row in sorted(run_dev(side), key=lambda row: row["index"])]
+        return scores_of(run_dev(names.setdefault(name, f"reader-run-{len(names)}")))
 
-    start_scores = ([row["scores"][RUN_SCORE] for row in sorted(start_rows, key=lambda row: row["index"])]
-                    if start_rows is not None else run("the starting reader", start))
+    start_scores = scores_of(start_rows) if start_rows is not None else run("the starting reader", start)
     kept, reader, means = choose_by_runs(start, start_scores, proposed, run)
     compiled.reader = reader.model_copy(update={"trained_on": {**reader.trained_on, "kept_on_dev_runs": kept}})
     for name, mean in means.items():

@@ -35,8 +35,8 @@ def reader_candidates(start: ReaderModel, proposed: ReaderModel) -> dict[str, Re
     seen = {decisive(start)}
 
     def add(name: str, reader: ReaderModel) -> None:
-        if decisive(reader) not in seen:
-            seen.add(decisive(reader))
+        if (key := decisive(reader)) not in seen:
+            seen.add(key)
             found[name] = reader
 
     add("the proposal", proposed)

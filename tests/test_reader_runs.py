@@ -10,6 +10,16 @@ from deltaseek.programs.agent.learned_reader import shipped_reader
 QUESTIONS = 40
 
 
+class RecordingTracker:
+    """The tracker's one call `keep_reader_by_runs` makes, its metrics kept."""
+
+    def __init__(self):
+        self.logged = []
+
+    def log_metrics(self, metrics):
+        self.logged.append(metrics)
+
+
 def start_and_proposal():
     start = shipped_reader()
     return start, start.model_copy(update={"threshold": 0.0, "trained_on": {"chosen_as": "a new threshold"}})
@@ -72,11 +82,7 @@ def test_the_program_reads_with_the_reader_its_runs_chose(tmp_path):
     start, proposed = start_and_proposal()
     program = DeltaSeek(reader=proposed)
     start_rows = [{"index": i, "scores": {"combined": 1.0 if i < 20 else 0.0}} for i in range(QUESTIONS)]
-    seen = []
-
-    class Tracker:
-        def log_metrics(self, metrics):
-            seen.append(metrics)
+    tracker = RecordingTracker()
 
     def run_dev(side):
         reader = program.learned_reader()
@@ -84,9 +90,9 @@ def test_the_program_reads_with_the_reader_its_runs_chose(tmp_path):
         # rows in another order than the questions': runs paired by index
         return [{"index": i, "scores": {"combined": 1.0 if i < right else 0.0}} for i in reversed(range(QUESTIONS))]
 
-    keep_reader_by_runs(program, start, start_rows, run_dev, Tracker())
+    keep_reader_by_runs(program, start, start_rows, run_dev, tracker)
     assert not program.reader.abstain_on_absent_subject and program.reader.threshold == start.threshold
-    assert seen[0]["reader_runs_candidates"] == 5 and seen[0]["reader_runs_kept_combined"] == 0.75
+    assert tracker.logged[0]["reader_runs_candidates"] == 5 and tracker.logged[0]["reader_runs_kept_combined"] == 0.75
     loaded = DeltaSeek.from_compiled(save_program(program, tmp_path / "compiled.json"))
     assert loaded.learned_reader().abstain_on_absent_subject is False
 
@@ -98,14 +104,10 @@ def test_without_the_baselines_runs_the_start_is_run_first():
     program = DeltaSeek(reader=proposed)
     readers = []
 
-    class Tracker:
-        def log_metrics(self, metrics):
-            pass
-
     def run_dev(side):
         readers.append((side, program.learned_reader().threshold))
         return [{"index": i, "scores": {"combined": 0.5}} for i in range(QUESTIONS)]
 
-    keep_reader_by_runs(program, start, None, run_dev, Tracker())
+    keep_reader_by_runs(program, start, None, run_dev, RecordingTracker())
     assert readers[0] == ("reader-run-0", start.threshold) and len(readers) == 6
     assert program.reader.threshold == start.threshold  # a tie keeps the start
