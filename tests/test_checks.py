@@ -8,7 +8,9 @@ from deltaseek import DeltaSeek
 from deltaseek.programs.agent import checks, evidence
 from deltaseek.programs.agent.checks import answer_failure, is_abstention, one_spelling, unsupported_reason
 from deltaseek.programs.agent.claims import claim
-from deltaseek.programs.agent.learned_reader import compare_options, compare_pair, question_options, question_support
+from deltaseek.programs.agent.learned_reader import (choice_options, compare_options, compare_pair, names_an_option,
+                                                     option_by_support, question_options, question_support,
+                                                     shipped_reader)
 from deltaseek.programs.agent.scratchpad import Fact, Scratchpad
 from deltaseek.programs.agent.quantities import compared_amounts, quantities
 from deltaseek.programs.agent.profile import CAPABLE, SMALL
@@ -640,3 +642,41 @@ def test_the_surname_stands_for_a_full_name_unless_a_passage_names_another_of_it
     assert unsupported_reason("Jim Lind", pad("Tern was designed by James Lind.")) is None
     assert unsupported_reason("John Fitzgerald Lind", pad("Tern was designed by John F. Lind.")) is None
     assert "olaf" in unsupported_reason("Olaf Lind", pad("Tern was designed by James Patrick Lind."))
+
+
+@pytest.mark.parametrize("question, options", [
+    ("Who is older, Ida Brann or Olaf Sund?", ["Ida Brann", "Olaf Sund"]),
+    ("Whom did Tern Hall hire Ida Brann or Olaf Sund?", ["Ida Brann", "Olaf Sund"]),          # the pair ends it
+    ("Which team Vey United or Lund Rovers won more titles?", ["Vey United", "Lund Rovers"]),  # after the noun
+    ("Which film came first, Return to Tarbury or Walking with Veltria?",
+     ["Return to Tarbury", "Walking with Veltria"]),                                          # small words of titles
+    ("What opened in 1990, the Vey Tower or Tern Hall?", ["Vey Tower", "Tern Hall"]),
+    ("What is the capital of Veltria or Lundby?", []),                                        # asks of them
+    ("Which film did Vey Studios or Lund Pictures release in 1990?", []),                     # asks for a film
+    ("Are Tern Hall and Vey Tower both in Veltria?", []),                                     # yes or no
+    ("Who founded Tarbury Rovers or Vey United in 1890?", []),
+])
+def test_a_question_that_asks_to_choose_names_its_two_options(question, options):
+    assert choice_options(question) == options
+
+
+def test_an_answer_naming_neither_option_of_a_choice_is_replaced_and_one_naming_an_option_stands():
+    pad = Scratchpad(question="Which painter was from Lundby, Ada Brandt or Olaf Sund?", facts=FACTS)
+    reason = answer_failure("Tarbury", pad, {"search_corpus"})
+    assert reason == "the answer names neither option the question offers (Ada Brandt or Olaf Sund)"
+    for answer in ("Olaf Sund", "Sund, the painter.", "Olaf Sund, who worked in Lundby."):
+        assert answer_failure(answer, pad, {"search_corpus"}) is None, answer
+    assert names_an_option("Neither of them.", ["Ada Brandt", "Olaf Sund"])  # not this check's to name
+
+
+def test_a_choice_is_read_from_the_option_whose_passages_say_what_is_asked():
+    question = "Which painter was from Lundby, Ada Brandt or Olaf Sund?"
+    assert option_by_support(question, FACTS, choice_options(question)).span == "Olaf Sund"
+    assert option_by_support("Which writer was better known, Ada Brandt or Olaf Sund?", FACTS,
+                             ["Ada Brandt", "Olaf Sund"]) is None  # neither passage says it: a tie
+    features_only = shipped_reader().without_adapter()
+    pad = Scratchpad(question=question, facts=FACTS)
+    reading = evidence.read_evidence(pad, reader=features_only)
+    assert [s.span for s in reading.spans] == ["Olaf Sund"] and reading.answerability == "direct"
+    unread = Scratchpad(question="Who is taller, Kai Moor or Lena Voss?", facts=FACTS)
+    assert evidence.read_evidence(unread, reader=features_only).spans == []  # no passage speaks of either: search on

@@ -23,8 +23,9 @@ from deltaseek.metrics.contract import says_no_answer
 from deltaseek.programs.agent.claims import claim
 from deltaseek.programs.agent.guardrails import (COPIED_WORDS, DSPY_PLACEHOLDERS, has_repeated_run, question_subjects,
                                                 repeats_itself)
-from deltaseek.programs.agent.learned_reader import (bridge_phrase, expected_answer_types, facts_rarity, fits_type,
-                                                     question_options, question_support, sentences)
+from deltaseek.programs.agent.learned_reader import (bridge_phrase, choice_options, expected_answer_types,
+                                                     facts_rarity, fits_type, names_an_option, question_options,
+                                                     question_support, sentences)
 from deltaseek.programs.agent.demonyms import counterparts_read
 from deltaseek.programs.agent.given_names import same_given_name
 from deltaseek.programs.agent.quantities import (compared_amounts, compared_quantities, numbers_in, rounded_numbers,
@@ -653,6 +654,8 @@ def answer_failure(answer: str, pad: Scratchpad, reserved_names: set[str], promp
         return "the answer repeats itself (a run of repeated characters or words)"
     if is_abstention(answer):
         return None  # "the passages do not say" is an answer
+    if (options := choice_options(pad.question)) and not names_an_option(answer, options):
+        return f"the answer names neither option the question offers ({options[0]} or {options[1]})"
     if reason := unsupported_reason(answer, pad):
         return reason
     # a two-hop answer often stands in a passage about the bridge that the passages read do not

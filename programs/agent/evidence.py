@@ -12,7 +12,9 @@ from dataclasses import dataclass, field
 
 from deltaseek.programs.agent import guardrails as guard
 from deltaseek.programs.agent.learned_reader import (Extracted, ReaderModel, bridge_phrase, candidate_spans,
-                                                     compare_options, compare_pair, expected_answer_types,
+                                                     choice_options, compare_options, compare_pair,
+                                                     expected_answer_types, facts_about, option_by_adapter,
+                                                     option_by_support,
                                                      extract_answer, fits_type, metric_phrase, question_parts,
                                                      resolve_bridges, sentences, shipped_reader, states_the_metric)
 from deltaseek.programs.agent.learned_reader.descriptions import description
@@ -85,6 +87,8 @@ def read_evidence(pad: Scratchpad, reader: ReaderModel | None = None) -> Reading
     compared = compare_options(pad.question, pad.facts) or compare_pair(pad.question, pad.facts)
     if compared:  # two named things and an attribute: each side read, the answer from the comparison
         return Reading(spans=[compared], answerability="direct")
+    if options := choice_options(pad.question):
+        return choose_an_option(pad, options, reader)
     kinds = expected_answer_types(pad.question)
     if kinds == ["other"] and (described := description(pad.question, pad.facts)):
         return Reading(spans=[described], answerability="direct")  # "What is X?": the sentence saying what X is
@@ -107,6 +111,19 @@ def read_evidence(pad: Scratchpad, reader: ReaderModel | None = None) -> Reading
         if proxies:
             return Reading(proxies=proxies, unsure=unsure, answerability="proxy_only")
     return Reading(spans=direct, unsure=unsure, answerability="unknown")
+
+
+def choose_an_option(pad: Scratchpad, options: list[str], reader: ReaderModel) -> Reading:
+    """The reading of a question that asks to choose between two options: the option whose own
+    passages say more of what the question says of it, else the one the reader adapter finds
+    likelier (a best guess); nothing while no passage read speaks of either (search on). Another
+    span of the passages is never the answer to a choice."""
+    if not any(facts_about(option, pad.facts) for option in options):
+        return Reading(answerability="unknown")
+    if supported := option_by_support(pad.question, pad.facts, options):
+        return Reading(spans=[supported], answerability="direct")
+    guessed = option_by_adapter(pad.question, pad.facts, options, reader)
+    return Reading(spans=[guessed] if guessed else [], answerability="unknown")
 
 
 _COPULAR_QUESTION = re.compile(r"^\s*(?:what|who|which|where|when)\s+(is|are|was|were)\s+(?:(?:the|a|an)\s+)?(.+?)[\s?.!]*$",

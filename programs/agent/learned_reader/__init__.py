@@ -25,12 +25,15 @@ from __future__ import annotations
 
 from deltaseek.programs.agent.learned_reader.bridges import Bridge, bridge_phrase, resolve_bridge, resolve_bridges
 from deltaseek.programs.agent.learned_reader.candidates import candidate_spans, fits_type
-from deltaseek.programs.agent.learned_reader.comparisons import compare_options, compare_pair, question_options
+from deltaseek.programs.agent.learned_reader.comparisons import (choice_options, compare_options, compare_pair,
+                                                                 facts_about, names_an_option, option_by_support,
+                                                                 question_options)
 from deltaseek.programs.agent.learned_reader.model import ReaderModel, load_reader, shipped_reader
 from deltaseek.programs.agent.learned_reader.questions import (AnswerType, expected_answer_types, metric_phrase,
                                                                metric_terms, question_parts, sentences)
 from deltaseek.programs.agent.learned_reader.read import (Extracted, candidate_rows, extract_span,
-                                                          facts_by_relevance, score_rows, summary_features)
+                                                          facts_by_relevance, option_by_adapter, score_rows,
+                                                          summary_features)
 from deltaseek.programs.agent.learned_reader.support import facts_rarity, question_support, unmatched_name_runs
 from deltaseek.programs.text import meaningful_tokens
 
@@ -57,8 +60,8 @@ def states_the_metric(question: str, extracted: Extracted) -> bool:
 
 
 __all__ = ["AnswerType", "Bridge", "Extracted", "ReaderModel", "bridge_phrase", "candidate_rows", "candidate_spans",
-           "compare_options", "compare_pair", "expected_answer_types", "extract_answer", "extract_span",
-           "facts_by_relevance", "facts_rarity", "fits_type", "load_reader", "metric_phrase", "metric_terms",
-           "question_options", "question_parts", "question_support", "resolve_bridge", "resolve_bridges",
+           "choice_options", "compare_options", "compare_pair", "expected_answer_types", "extract_answer", "extract_span",
+           "facts_about", "facts_by_relevance", "facts_rarity", "fits_type", "load_reader", "metric_phrase", "metric_terms",
+           "names_an_option", "option_by_adapter", "option_by_support", "question_options", "question_parts", "question_support", "resolve_bridge", "resolve_bridges",
            "score_rows", "sentences", "shipped_reader", "states_the_metric", "summary_features",
            "unmatched_name_runs"]

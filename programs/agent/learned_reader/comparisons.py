@@ -14,7 +14,11 @@ from deltaseek.programs.agent.learned_reader.questions import sentences
 from deltaseek.programs.agent.learned_reader.read import Extracted
 from deltaseek.programs.text import meaningful_tokens, stems, without_opening_word
 
-_OPTION = r"(?:the |a |an )?[A-Z0-9][\w'’.&-]*(?:\s+(?:of |the |and |de |van |von )*[A-Z0-9][\w'’.&-]*)*"
+_JOINER = r"(?:of|the|and|de|van|von|to|with|v\.|vs\.|a|an|du|la|le|del|der|y)"
+"""The small words a title or a name holds between its capitalized ones: "Return to Tarbury",
+"Walking with Veltria", "Vey v. Lund". Not "in" nor "at": in "Vey Tower in Veltria" a place follows
+the name."""
+_OPTION = rf"(?:the |a |an )?[A-Z0-9][\w'’.&-]*(?:\s+(?:{_JOINER}\s+)+[A-Z][\w'’.&-]*|\s+[A-Z0-9][\w'’.&-]*)*"
 _OPTIONS = re.compile(rf"(?P<a>{_OPTION}),?\s+or\s+(?P<b>{_OPTION})")
 _PAIR = re.compile(rf"(?P<a>{_OPTION})\s+and\s+(?P<b>{_OPTION})")
 _EARLIER = re.compile(r"\b(?:older|oldest|earlier|earliest|first|sooner)\b", re.I)
@@ -36,6 +40,67 @@ def question_options(question: str) -> list[str]:
     Olaf Sund?" -> ["Ida Brann", "Olaf Sund"] (the last "A or B" of the question)."""
     found = list(_OPTIONS.finditer(without_opening_word(question)))
     return [strip_article(found[-1].group(g)) for g in ("a", "b")] if found else []
+
+
+_CHOOSING = re.compile(r"\s*(?:which|who|whom|what)\b", re.I)
+
+
+def choice_options(question: str) -> list[str]:
+    """The two options a question asks to choose between, or none: a "which" question naming
+    "A or B" ("Which breed, the Vey Hound or the Lund Setter, is older?", "Which team Vey United or
+    Lund Rovers won more?"), and a "who", "whom" or "what" question whose "A or B" follows a comma
+    or ends it ("Who is older, Ida Brann or Olaf Sund?", "Whom did Tern Hall hire Ida Brann or Olaf
+    Sund?"). "What is the capital of Veltria or Lundby?" asks of the options, not for one of them:
+    none."""
+    match = _CHOOSING.match(question)
+    if not match:
+        return []
+    rest = without_opening_word(question)
+    found = list(_OPTIONS.finditer(rest))
+    if not found:
+        return []
+    pair = found[-1]
+    asking = match.group(0).strip().lower()
+    before = rest[:pair.start()].rstrip()
+    ends = not rest[pair.end():].strip(" ?.!")
+    after_comma = before.endswith((",", ":"))
+    # "Which team Vey United or Lund Rovers ...": the pair right after the question's noun, no verb
+    # between ("Which film did Vey Studios or Lund Pictures release?" asks for a film)
+    names_the_kind = asking == "which" and len(before.split()) <= 3 and not _AUXILIARY.search(before)
+    if after_comma or names_the_kind or (ends and asking != "what"):
+        return [strip_article(pair.group(g)) for g in ("a", "b")]
+    return []
+
+
+_AUXILIARY = re.compile(r"\b(?:is|are|was|were|do|does|did|has|have|had|can|could|will|would)\b", re.I)
+_NO_OPTION = re.compile(r"\b(?:both|neither|either|none|former|latter|same|equal)\b", re.I)
+
+
+def names_an_option(answer: str, options: list[str]) -> bool:
+    """Whether an answer to a choice question names one of its `options` (by any word of its own:
+    "Brann" or "Ida Maria Brann" for "Ida Brann") or answers with both, neither, the former or the
+    latter."""
+    said = meaningful_tokens(answer)
+    return bool(_NO_OPTION.search(answer)) or any(said & meaningful_tokens(option) for option in options)
+
+
+def option_by_support(question: str, facts: list, options: list[str]) -> Extracted | None:
+    """The option whose own passages say more of what the question says of it: "Which painter was
+    from Lundby, Ida Brann or Olaf Sund?" is Olaf Sund where his passage says "Lundby" and hers
+    does not. None on a tie, or where a side has no passage."""
+    said = stems(without_opening_word(question)) - set().union(*(stems(option) for option in options))
+    held, about = [], []
+    for option in options:
+        passages = facts_about(option, facts)[:2]
+        if not passages:
+            return None
+        about.append(passages[0])
+        held.append(len(said & set().union(*(stems(f"{f.title} {f.text}") for f in passages))))
+    if held[0] == held[1]:
+        return None
+    chosen = held.index(max(held))
+    fact = about[chosen]
+    return Extracted(options[chosen], sentences(fact.text)[0], fact.source, "entity", 1.0, 1.0)
 
 
 def facts_about(name: str, facts: list) -> list:

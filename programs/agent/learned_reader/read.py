@@ -272,3 +272,19 @@ def best_of(rows: list[Scored], kind: AnswerType, facts: list, reader: ReaderMod
     return Extracted(span, top.sentence.text, top.sentence.fact.source, kind, top.score, round(confidence, 4),
                      reader.threshold, signals)
 
+
+
+def option_by_adapter(question: str, facts: list, options: list[str], reader: ReaderModel) -> Extracted | None:
+    """The option the reader adapter finds likelier as its whole answer after the best sentences of
+    the facts, its confidence the option's share of the two options' probability; None without an
+    adapter or sentences."""
+    adapter = reader.adapter_reader()
+    scored = adapter.option_log_probabilities(question, facts, options) if adapter is not None else None
+    if scored is None:
+        return None
+    log_probabilities, passage = scored
+    chosen = max(range(len(options)), key=lambda i: log_probabilities[i])
+    top = max(log_probabilities)
+    share = 1.0 / sum(math.exp(p - top) for p in log_probabilities)
+    sentence, source = passage.source_of(options[chosen])
+    return Extracted(options[chosen], sentence, source, "entity", log_probabilities[chosen], round(share, 4))
