@@ -648,8 +648,9 @@ def test_the_surname_stands_for_a_full_name_unless_a_passage_names_another_of_it
     ("Who is older, Ida Brann or Olaf Sund?", ["Ida Brann", "Olaf Sund"]),
     ("Whom did Tern Hall hire Ida Brann or Olaf Sund?", ["Ida Brann", "Olaf Sund"]),          # the pair ends it
     ("Which team Vey United or Lund Rovers won more titles?", ["Vey United", "Lund Rovers"]),  # after the noun
-    ("Which film came first, Return to Tarbury or Walking with Veltria?",
-     ["Return to Tarbury", "Walking with Veltria"]),                                          # small words of titles
+    ("Which case came first, Vey v. Lund or Tarn v. Vey?", ["Vey v. Lund", "Tarn v. Vey"]),     # a name's small words
+    ("What lies west of Tarn, Vey or Lund?", []),                                             # a list of three
+    ("Which is the largest, Tarn, Vey or Lund?", []),
     ("What opened in 1990, the Vey Tower or Tern Hall?", ["Vey Tower", "Tern Hall"]),
     ("What is the capital of Veltria or Lundby?", []),                                        # asks of them
     ("Which film did Vey Studios or Lund Pictures release in 1990?", []),                     # asks for a film

@@ -14,10 +14,10 @@ from deltaseek.programs.agent.learned_reader.questions import sentences
 from deltaseek.programs.agent.learned_reader.read import Extracted
 from deltaseek.programs.text import meaningful_tokens, stems, without_opening_word
 
-_JOINER = r"(?:of|the|and|de|van|von|to|with|v\.|vs\.|a|an|du|la|le|del|der|y)"
-"""The small words a title or a name holds between its capitalized ones: "Return to Tarbury",
-"Walking with Veltria", "Vey v. Lund". Not "in" nor "at": in "Vey Tower in Veltria" a place follows
-the name."""
+_JOINER = r"(?:of|the|and|de|van|von|v\.|vs\.|du|la|le|del|der)"
+"""The small words a name holds between its capitalized ones: "Vey v. Lund", "Anna de la Vey". Not
+"to", "in" nor "with", which join a name to what follows it in a sentence ("sent Ida Brann to
+Veltria")."""
 _OPTION = rf"(?:the |a |an )?[A-Z0-9][\w'’.&-]*(?:\s+(?:{_JOINER}\s+)+[A-Z][\w'’.&-]*|\s+[A-Z0-9][\w'’.&-]*)*"
 _OPTIONS = re.compile(rf"(?P<a>{_OPTION}),?\s+or\s+(?P<b>{_OPTION})")
 _PAIR = re.compile(rf"(?P<a>{_OPTION})\s+and\s+(?P<b>{_OPTION})")
@@ -64,6 +64,9 @@ def choice_options(question: str) -> list[str]:
     before = rest[:pair.start()].rstrip()
     ends = not rest[pair.end():].strip(" ?.!")
     after_comma = before.endswith((",", ":"))
+    if after_comma and (re.search(r",\s*[A-Z][^,]*,$", before)
+                        or (asking == "what" and re.search(r"[A-Z][\w'’.-]*\s*,$", before))):
+        return []  # "..., Tarn, Vey or Lund", "What lies west of Tarn, Vey or Lund?": a list of three
     # "Which team Vey United or Lund Rovers ...": the pair right after the question's noun, no verb
     # between ("Which film did Vey Studios or Lund Pictures release?" asks for a film)
     names_the_kind = asking == "which" and len(before.split()) <= 3 and not _AUXILIARY.search(before)
