@@ -13,7 +13,8 @@ from dataclasses import dataclass, field
 from deltaseek.programs.agent import guardrails as guard
 from deltaseek.programs.agent.learned_reader import (Extracted, ReaderModel, bridge_phrase, candidate_spans,
                                                      choice_options, compare_options, compare_pair,
-                                                     expected_answer_types, facts_about, option_by_adapter,
+                                                     expected_answer_types, facts_about, names_an_option,
+                                                     option_by_adapter,
                                                      option_by_support,
                                                      extract_answer, fits_type, metric_phrase, question_parts,
                                                      resolve_bridges, sentences, shipped_reader, states_the_metric)
@@ -114,12 +115,16 @@ def read_evidence(pad: Scratchpad, reader: ReaderModel | None = None) -> Reading
 
 
 def choose_an_option(pad: Scratchpad, options: list[str], reader: ReaderModel) -> Reading:
-    """The reading of a question that asks to choose between two options: the option whose own
-    passages say more of what the question says of it, else the one the reader adapter finds
-    likelier (a best guess); nothing while no passage read speaks of either (search on). Another
-    span of the passages is never the answer to a choice."""
+    """The reading of a question that asks to choose between two options: the reader's span where
+    it names one option and not the other (as the passage writes it: "Ida Maria Brann" for "Ida
+    Brann"), else the option whose own passages say more of what the question says of it, else the
+    one the reader adapter finds likelier (a best guess); nothing while no passage read speaks of
+    either (search on). A span naming neither option never answers a choice."""
     if not any(facts_about(option, pad.facts) for option in options):
         return Reading(answerability="unknown")
+    for read in extract_answer(pad.question, pad.facts, reader)[:1]:
+        if sum(names_an_option(read.span, [option]) for option in options) == 1:
+            return Reading(spans=[read], answerability="unknown" if read.unsure else "direct")
     if supported := option_by_support(pad.question, pad.facts, options):
         return Reading(spans=[supported], answerability="direct")
     guessed = option_by_adapter(pad.question, pad.facts, options, reader)
