@@ -8,20 +8,11 @@ read):
 """
 import argparse, collections, json, re, sys
 
-from deltaseek.optimize.evaluate import corpora_for, load_dataset
 from deltaseek.metrics.answers import f1_score as token_f1
-from deltaseek.programs.agent.learned_reader import shipped_reader
-from deltaseek.programs.agent.learned_reader.comparisons import choice_options
-from deltaseek.programs.agent.scratchpad import Fact
-from deltaseek.programs.index import CorpusIndex
+from deltaseek.programs.agent.learned_reader import choice_options, shipped_reader
+from labeled_sets import facts_found, train_and_dev
 
-parser = argparse.ArgumentParser()
-parser.add_argument("dataset")
-parser.add_argument("--passages", type=int, default=6)
-args = parser.parse_args()
-examples = [ex for ex in load_dataset(args.dataset).examples
-            if ex.get("split") in ("train", "dev") and ex.get("answer") and ex.get("answerability") != "unlikely"]
-index = CorpusIndex.open(corpora_for(examples) or None)
+args, examples, index = train_and_dev(argparse.ArgumentParser())
 adapter = shipped_reader().adapter_reader()
 llama = adapter._model()
 tally = collections.Counter()
@@ -29,12 +20,8 @@ for ex in examples:
     options = choice_options(ex.question)
     if not options:
         continue
-    facts, seen = [], set()
-    for query, k in [(ex.question, args.passages)] + [(o, 3) for o in options]:
-        for h in index.search(query, k=k):
-            if h.passage.id not in seen:
-                seen.add(h.passage.id)
-                facts.append(Fact(source=h.passage.id, title=h.passage.title, text=h.passage.text, step=1))
+    found = [facts_found(index, query, k) for query, k in [(ex.question, args.passages)] + [(o, 3) for o in options]]
+    facts = list({fact.source: fact for facts in found for fact in facts}.values())
     scored = adapter.option_log_probabilities(ex.question, facts, options)
     if scored is None:
         continue

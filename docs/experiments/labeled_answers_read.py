@@ -6,22 +6,14 @@ when two are compared (run it at two commits). No model is loaded:
     python docs/experiments/labeled_answers_read.py DATASET [--passages 6] > rows.jsonl
 """
 import argparse, collections, json, sys
-from deltaseek.optimize.evaluate import corpora_for, load_dataset
 from deltaseek.programs.agent.checks import answer_failure
-from deltaseek.programs.agent.scratchpad import Fact, Scratchpad
-from deltaseek.programs.index import CorpusIndex
+from deltaseek.programs.agent.scratchpad import Scratchpad
+from labeled_sets import facts_found, train_and_dev
 
-parser = argparse.ArgumentParser()
-parser.add_argument("dataset")
-parser.add_argument("--passages", type=int, default=6)
-args = parser.parse_args()
-examples = [ex for ex in load_dataset(args.dataset).examples
-            if ex.get("split") in ("train", "dev") and ex.get("answer") and ex.get("answerability") != "unlikely"]
-index = CorpusIndex.open(corpora_for(examples) or None)
+args, examples, index = train_and_dev(argparse.ArgumentParser())
 reasons = collections.Counter()
 for ex in examples:
-    hits = index.search(ex.question, k=args.passages)
-    facts = [Fact(source=h.passage.id, title=h.passage.title, text=h.passage.text, step=1) for h in hits]
+    facts = facts_found(index, ex.question, args.passages)
     if not any(ex.answer.lower() in f.text.lower() for f in facts):
         continue  # the answer is in none of the passages found: no check could keep it
     reason = answer_failure(ex.answer, Scratchpad(question=ex.question, facts=facts), {"search_corpus", "finish"})

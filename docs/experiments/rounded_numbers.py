@@ -9,19 +9,12 @@ For each answer that is a number of at least 100 in a passage found, three answe
 number to two significant digits 30% more without "about" (both wrong).
 """
 import argparse, collections, json, re
-from deltaseek.optimize.evaluate import corpora_for, load_dataset
 from deltaseek.programs.agent.checks import answer_failure
-from deltaseek.programs.agent.scratchpad import Fact, Scratchpad
-from deltaseek.programs.index import CorpusIndex
+from deltaseek.programs.agent.scratchpad import Scratchpad
 from deltaseek.programs.text import in_digits
+from labeled_sets import facts_found, train_and_dev
 
-parser = argparse.ArgumentParser()
-parser.add_argument("dataset")
-parser.add_argument("--passages", type=int, default=6)
-args = parser.parse_args()
-examples = [ex for ex in load_dataset(args.dataset).examples
-            if ex.get("split") in ("train", "dev") and ex.get("answer") and ex.get("answerability") != "unlikely"]
-index = CorpusIndex.open(corpora_for(examples) or None)
+args, examples, index = train_and_dev(argparse.ArgumentParser())
 
 
 def two_digits(number: float) -> str:
@@ -34,8 +27,7 @@ for ex in examples:
     number = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*", in_digits(ex.answer))
     if not number or float(number[1]) < 100 or 1000 <= float(number[1]) <= 2100:  # a count or an amount, not a year
         continue
-    hits = index.search(ex.question, k=args.passages)
-    facts = [Fact(source=h.passage.id, title=h.passage.title, text=h.passage.text, step=1) for h in hits]
+    facts = facts_found(index, ex.question, args.passages)
     if not any(ex.answer in f.text for f in facts):
         continue
     pad = Scratchpad(question=ex.question, facts=facts)
