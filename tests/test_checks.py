@@ -668,6 +668,7 @@ def test_an_answer_naming_neither_option_of_a_choice_is_replaced_and_one_naming_
     for answer in ("Olaf Sund", "Sund, the painter.", "Olaf Sund, who worked in Lundby."):
         assert answer_failure(answer, pad, {"search_corpus"}) is None, answer
     assert names_an_option("Neither of them.", ["Ada Brandt", "Olaf Sund"])  # not this check's to name
+    assert names_an_option("The Who", ["Who", "Vey Hounds"])  # an option of stopwords alone: no word to tell
 
 
 def test_a_choice_is_read_from_the_option_whose_passages_say_what_is_asked():

@@ -84,6 +84,8 @@ def names_an_option(answer: str, options: list[str]) -> bool:
     "Brann" or "Ida Maria Brann" for "Ida Brann") or answers with both, neither, the former or the
     latter."""
     said = meaningful_tokens(answer)
+    if not all(meaningful_tokens(option) for option in options):
+        return True  # an option of stopwords alone ("The Who") cannot be told from another word
     return bool(_NO_OPTION.search(answer)) or any(said & meaningful_tokens(option) for option in options)
 
 
