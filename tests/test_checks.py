@@ -682,3 +682,18 @@ def test_a_choice_is_read_from_the_option_whose_passages_say_what_is_asked():
     assert [s.span for s in reading.spans] == ["Olaf Sund"] and reading.answerability == "direct"
     unread = Scratchpad(question="Who is taller, Kai Moor or Lena Voss?", facts=FACTS)
     assert evidence.read_evidence(unread, reader=features_only).spans == []  # no passage speaks of either: search on
+
+
+def test_a_pair_asked_about_together_reads_what_each_is_in_its_own_words():
+    """"Are both A and B X?" holds where each side's passages say X: a plural read as the
+    singular a passage writes, "located in" as "in", and, for what each is, the last word of X in
+    the sentence its own passage opens with. What the two share ("the same band") is not read."""
+    facts = [Fact(source="lind", title="Ada Lind", text="Ada Lind was a Veltrian poet and composer. She lived in Tarbury.",
+                  step=1),
+             Fact(source="sund", title="Olaf Sund", text="Olaf Sund was an organist and composer from Lundby, Veltria.",
+                  step=1)]
+    assert compare_pair("Are both Ada Lind and Olaf Sund music composers?", facts).span == "yes"
+    assert compare_pair("Are Ada Lind and Olaf Sund both poets?", facts).span == "no"
+    assert compare_pair("Are Ada Lind and Olaf Sund both located in Veltria?", facts).span == "yes"
+    assert compare_pair("Were Ada Lind and Olaf Sund both in the same band?", facts) is None
+    assert compare_pair("Were Ada Lind and Olaf Sund both organists in Tarbury?", facts).span == "no"

@@ -181,16 +181,34 @@ def compare_pair(question: str, facts: list) -> Extracted | None:
         fact = facts_about(names[0], facts)[0]
         return Extracted("yes" if sides[0] == sides[1] else "no", sentences(fact.text)[0], fact.source, "yes_no",
                          1.0, 1.0)
+    if re.search(r"\bsame\b", tail, re.I):
+        return None  # "both in the same band": what each side is in, compared, is not read here
     both = re.search(r"\bboth\s+(.+?)\??\s*$", tail, re.I)
     if not both and re.match(r"both\s", rest, re.I):  # "Are both A and B painters?"
         both = re.match(r"\s*(.+?)\??\s*$", tail)
-    if both and (wanted := stems(both.group(1))):
+    if both and (wanted := _singular(stems(_PLACED.sub("", both.group(1))))):
+        # "Are A and B both composers?" asks what each is: its passage's opening sentence may say it
+        # with other modifiers ("an English composer" for "music composers"), so its last word is enough
+        copular = re.match(r"\s*(?:are|were|is|was)\b", question, re.I) and not _PREPOSITION.search(both.group(1))
+        head = _singular(stems(both.group(1).split()[-1])) if copular else None
         holds = []
         for name in names:
             about = facts_about(name, facts)
             if not about:
                 return None
-            holds.append(wanted <= set().union(*(stems(f"{f.title} {f.text}") for f in about)))
+            said = _singular(set().union(*(stems(f"{f.title} {f.text}") for f in about)))
+            defined = _singular(stems((sentences(about[0].text) or [""])[0]))
+            holds.append(wanted <= said or bool(head and head <= defined))
         fact = facts_about(names[0], facts)[0]
         return Extracted("yes" if all(holds) else "no", sentences(fact.text)[0], fact.source, "yes_no", 1.0, 1.0)
     return None
+
+
+_PLACED = re.compile(r"\b(?:located|situated|based|found)\b", re.I)
+"""Words a place's passage need not say: "both located in Veltria" asks whether both are in it."""
+_PREPOSITION = re.compile(r"\b(?:in|on|at|of|from|to|for|by|with|near)\b", re.I)
+
+
+def _singular(words: set[str]) -> set[str]:
+    """Stems without a plural's "s", so "poets" meets "poet" (a stem keeps five letters)."""
+    return {w[:-1] if len(w) > 3 and w.endswith("s") and not w.endswith("ss") else w for w in words}
