@@ -105,6 +105,11 @@ ABSTENTION_PATTERNS = [re.compile(p, re.IGNORECASE) for p in (
     r"(passages?|sources?|texts?|documents?|results?|context))\b",
     r"\bunclear (from|in) (the|these|those|what) (\w+ ){0,2}(passages?|sources?|texts?|documents?|results?|context|found|read)\b",
     r"\b(is|are) silent (on|about)\b",
+    r"\b(passages?|sources?|texts?|documents?|results?|context|information)( provided| given| found)? (is|are|was|were) "
+    r"(insufficient|not sufficient|not enough)\b",
+    r"\binsufficient (to|for) (answer|determine|tell|say|know)\b",
+    r"\b(is|are|was|were)(n['\u2019]t| not) (covered|addressed|discussed|mentioned|answered) (by|in) (any of )?"
+    r"(the|these|those) (\w+ ){0,2}(passages?|sources?|texts?|documents?|results?|context)\b",
     r"\b(not |im)possible to (tell|say|determine|know|answer)\b",
     r"^\W*n/a\W*$",
 )]
@@ -113,12 +118,18 @@ information was found", "I could not find it", "The passages do not contain the 
 is not provided", "It is not in the sources", "None of the passages answer it", "Nothing in the
 sources says", "The information provided does not answer this", "The sources are silent on this", "It is impossible to tell", "Not enough
 information", "I don't have enough information", "It is not available in these sources", "Nothing in
-the text answers this", "The passages make no reference to it", "Unclear from the sources", "N/A". A verb that
+the text answers this", "The passages make no reference to it", "Unclear from the sources", "The passages are insufficient", "That isn't covered by any of the
+passages", "N/A". A verb that
 may be a claim of its own ("does not contain") declines only with the passages as its subject."""
+
+
+_MARKUP = re.compile(r"\*\*|__|`|^\s*>\s*", re.M)
+"""Markdown a capable model writes round its words: "**Nothing** in the passages", "> Not stated"."""
 
 
 def says_no_answer(answer: str) -> bool:
     """The answer text declines: it says no information was found or it cannot be determined."""
+    answer = _MARKUP.sub("", answer)
     return not answer.strip() or any(p.search(answer) for p in ABSTENTION_PATTERNS)
 
 

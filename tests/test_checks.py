@@ -89,6 +89,8 @@ FRAMES = [
     "Looking at the passages, the relevant one covers this. So the answer is {answer}.",
     "1. {answer}",
     "{answer}. Confidence: 90%",
+    "{answer} (confidence: high)",
+    "The passages point to {answer} as the answer.",
 ]
 """Sentences a capable model puts round its answer, written here by hand."""
 RIGHT_ANSWERS = [
@@ -222,6 +224,10 @@ def test_abstentions_are_recognized():
     assert is_abstention("The passages do not say.")
     assert is_abstention("The weight is not stated in the sources.")
     assert not is_abstention("No")
+    assert is_abstention("**Nothing** in the passages answers this.")
+    assert is_abstention("> The passages are insufficient to answer this.")
+    assert is_abstention("That isn't covered by any of the passages.")
+    assert not is_abstention("Flood damage is not covered by the warranty.")
 
 
 def test_a_subject_the_collection_holds_is_not_missing_because_the_facts_read_lack_it(corpus, use_lm):

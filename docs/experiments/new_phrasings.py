@@ -38,6 +38,23 @@ NEW = {
     "reasoned": ("Looking at the passages, the relevant one covers this topic. Therefore, the answer is {answer}.",
                  "After checking all the passages, I can't find this."),
     "summed_up": ("To summarize: {answer}.", "To summarize: the passages don't cover this."),
+    # a third batch, written on 2026-12-06 after the two above had been fixed for
+    "json_like": ('{{"answer": "{answer}"}}', '{{"answer": null, "reason": "not in the passages"}}'),
+    "id_say": ("I'd say {answer}.", "I'd say the passages don't tell us."),
+    "bold_is_what": ("**{answer}** is what the passages say.", "**Nothing** in the passages answers this."),
+    "in_short": ("In short, {answer}.", "In short, it cannot be determined from these passages."),
+    "confidence_note": ("{answer} (confidence: high)", "Cannot be determined (confidence: low)."),
+    "shouted": ("ANSWER: {answer}", "ANSWER: INSUFFICIENT INFORMATION"),
+    "blockquote": ("> {answer}", "> The passages are insufficient to answer this."),
+    "code": ("`{answer}`", "`unknown`"),
+    "to_your_question": ("The answer to your question is {answer}.", "I'm unable to find this information."),
+    "that_would_be": ("That would be {answer}.", "That isn't covered by any of the passages."),
+    "response_reasoning": ("Response: {answer}\nReasoning: a passage names it directly.",
+                           "Response: no answer\nReasoning: none of the passages mention it."),
+    "numbered": ("1. {answer}", "1. Not mentioned in the passages."),
+    "checked": ("Answer: {answer} \u2705", "Answer: \u274c not found"),
+    "the_passages_point": ("The passages point to {answer} as the answer.",
+                           "The passages don't contain enough information to answer this question."),
 }
 scenario_lms.PHRASINGS.update(NEW)
 questions = [*load_dataset(str(labeled_set("seed_set"))).examples, *load_dataset(str(labeled_set("musique"))).examples]

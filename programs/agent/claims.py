@@ -40,9 +40,10 @@ _CONCLUDING_WORD = r"(?:so|thus|therefore|hence)"
 """A word that opens a conclusion: "So the answer is X."."""
 _REPORTING = re.compile(
     rf"^\s*(?:the\s+|these\s+|those\s+)?{_WHICH_PASSAGE}(?:passages?|sources?|facts?|texts?|documents?|evidence|"
-    r"searches|(?:search\s+)?results?)(?:\s+\w+){0,3}?\s+(?:say|says|state|states|show|shows|indicate|indicates|"
-    r"suggest|suggests|mention|mentions|confirm|confirms|tell us|make clear)\s+(?:that\s+)?", re.I)
-"""A report of what the passages say: "The passages state that X" claims X."""
+    r"searches|(?:search\s+)?results?)(?:\s+\w+){0,3}?\s+(?-i:say|says|state|states|show|shows|indicate|indicates|"
+    r"suggest|suggests|mention|mentions|confirm|confirms|tell us|make clear|point to|points to)\s+(?:that\s+)?", re.I)
+"""A report of what the passages say: "The passages state that X" claims X. The verb in lower case: in
+"The passages point to Ohio State", "State" is a name's word."""
 _FRAMES = [re.compile(p, re.I) for p in (
     r"^\s*(?:\*\*|__|[\"'“‘`])+|(?:\*\*|__|[\"'”’`])+(?=[.!]?\s*$)",  # markdown bold, quotes round the answer
     r"^\s*(?:the\s+)?(?:final\s+|short\s+|correct\s+)?answer\s*:\s*",  # a label: "Answer: ..."
@@ -56,7 +57,7 @@ _FRAMES = [re.compile(p, re.I) for p in (
     r"given|mentioned|described|written|listed)\s+(?:in|by)\s+)?(?:(?:the|what|these|those)\s+(?:\w+\s+){0,3}?"
     r"(?:passages?|sources?|facts?|texts?|documents?|searches|results?)(?:\s+\w+){0,2}?"
     r"|what\s+(?:\w+\s+){0,2}?(?:found|read|retrieved|searched|saw|seen))(?=[.!]?\s*$)",
-    r"\s+(?:is|was|would\s+be)\s+the\s+(?:(?:correct|final|right|likely)\s+)?answer(?=[.!]?\s*$)",
+    r"\s+(?:is|was|would\s+be|as)\s+the\s+(?:(?:correct|final|right|likely)\s+)?answer(?=[.!]?\s*$)",
 )]
 """Frames a sentence puts round its claim, each a general pattern of English: "Answer: X",
 "I think that X", "The passages state that X", "The answer is X", "It is X", "X, as the
@@ -64,6 +65,11 @@ passages show" (or "X - as stated in the sources", "X, based on what was found")
 answer". What the frame leaves is what is checked."""
 _REMARK = re.compile(r"\s*[(\[]([^()\[\]]{1,80})[)\]](?=[.!]?\s*$)")
 """A closing remark in brackets: "X (as stated in the passages)", "X [see the second source]"."""
+_CERTAINTY = re.compile(r"^\s*(?:(?:confidence|certainty)(?:\s+level)?\s*[:=]?\s*(?:very\s+|fairly\s+|quite\s+)?"
+                        r"(?:high|low|medium|moderate|\d{1,3}\s*%)|(?:very\s+|fairly\s+|quite\s+)?"
+                        r"(?:high|low|medium|moderate)\s+(?:confidence|certainty))\s*$", re.I)
+"""A remark in brackets on how sure the model is, "(confidence: high)", "(high confidence)": about the
+answer, not a claim of its own."""
 _NUMBERED_SOURCE = re.compile(r"\b(?:passages?|sources?|documents?|results?|facts?)\s*#?\d+", re.I)
 """A passage named by its number ("passage 2"): a pointer to what was read, not a claim."""
 _ABOUT_THE_READING = re.compile(rf"^\s*(?:(?:the|these|those|my|our|no|each|every|all)\s+)?{_WHICH_PASSAGE}"
@@ -235,6 +241,8 @@ def claim(answer: str) -> str:
     Ada Lind founded it." keeps its year."""
     answer = _NUMBERED_PASSAGE.sub("the passage", _CITATIONS.sub("", without_remark_sections(answer)))
     answer = _CONVERSION.sub(r"\1", answer)
+    if (remark := _REMARK.search(answer)) and _CERTAINTY.match(remark.group(1)):  # before a lead-in can take its colon
+        answer = answer[:remark.start()] + answer[remark.end():]
     before, answer = None, without_remarks(answer)
     while before != answer:
         before = answer
