@@ -2,16 +2,16 @@
 does the oracle's right answer (and its abstention) pass the checks in each? Run over the seed
 set and MuSiQue in one process, in both orders (`pass_through.measure`):
 
-    python docs/experiments/new_phrasings.py [NAME ...]    # every phrasing below by default
+    python docs/experiments/new_phrasings.py [NAME ...] [--sets seed_set musique hotpotqa]   # every phrasing by default
 
 Prints one JSON row a phrasing and the first answers set aside.
 """
-import json, sys, time
+import argparse, json, time
 from deltaseek.bundled import labeled_set
 from deltaseek.optimize import scenario_lms
-from deltaseek.optimize.evaluate import load_dataset
+from deltaseek.optimize.evaluate import corpora_for, load_dataset
 from deltaseek.optimize.pass_through import measure
-from deltaseek.programs.index import CorpusIndex
+from deltaseek.programs.index import CorpusIndex, bundled_corpora
 from deltaseek.programs.tools import LocalCorpusSearch
 
 NEW = {
@@ -57,9 +57,16 @@ NEW = {
                            "The passages don't contain enough information to answer this question."),
 }
 scenario_lms.PHRASINGS.update(NEW)
-questions = [*load_dataset(str(labeled_set("seed_set"))).examples, *load_dataset(str(labeled_set("musique"))).examples]
-tool = LocalCorpusSearch(CorpusIndex.open())
-for name in (sys.argv[1:] or NEW):
+parser = argparse.ArgumentParser()
+parser.add_argument("names", nargs="*", help="phrasings to run (default: every one above)")
+parser.add_argument("--sets", nargs="+", default=["seed_set", "musique"],
+                    help="bundled labeled sets to ask (HotpotQA: its train and dev questions only)")
+args = parser.parse_args()
+questions = [ex for name in args.sets for ex in load_dataset(str(labeled_set(name))).examples
+             if name != "hotpotqa" or ex.get("split") in ("train", "dev")]
+corpora = dict.fromkeys(map(str, [*bundled_corpora(), *corpora_for(questions)]))  # the default corpus, and any other set's
+tool = LocalCorpusSearch(CorpusIndex.open(list(corpora)))
+for name in (args.names or NEW):
     started = time.perf_counter()
     report = measure(questions, name, tool)
     print(json.dumps({**report.row(), "seconds": round(time.perf_counter() - started, 1)}), flush=True)
