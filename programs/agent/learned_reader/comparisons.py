@@ -182,13 +182,13 @@ def compare_pair(question: str, facts: list) -> Extracted | None:
         return Extracted("yes" if sides[0] == sides[1] else "no", sentences(fact.text)[0], fact.source, "yes_no",
                          1.0, 1.0)
     if re.search(r"\bsame\b", tail, re.I):
-        return None  # "both in the same band": what each side is in, compared, is not read here
+        return None  # "both in the same choir": what each side is in, compared, is not read here
     both = re.search(r"\bboth\s+(.+?)\??\s*$", tail, re.I)
     if not both and re.match(r"both\s", rest, re.I):  # "Are both A and B painters?"
         both = re.match(r"\s*(.+?)\??\s*$", tail)
     if both and (wanted := _singular(stems(_PLACED.sub("", both.group(1))))):
         # "Are A and B both composers?" asks what each is: its passage's opening sentence may say it
-        # with other modifiers ("an English composer" for "music composers"), so its last word is enough
+        # with other modifiers ("a Veltrian composer" for "music composers"), so its last word is enough
         copular = re.match(r"\s*(?:are|were|is|was)\b", question, re.I) and not _PREPOSITION.search(both.group(1))
         head = _singular(stems(both.group(1).split()[-1])) if copular else None
         holds = []
