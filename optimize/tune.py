@@ -32,6 +32,7 @@ from optuna.distributions import BaseDistribution, CategoricalDistribution, Floa
 from deltaseek.optimize.evaluate import evaluate_program
 from deltaseek.optimize.tracking import Tracker
 from deltaseek.programs.agent.settings import SAVED_SETTINGS, TASK_PROFILES, AgentSettings, Strategy
+from deltaseek.programs.lm.factory import adapter_for
 from deltaseek.signatures import TaskKind
 
 def first_strategy_choices(kind: TaskKind, strategies: tuple[Strategy, ...]) -> CategoricalDistribution:
@@ -211,7 +212,9 @@ def tune_settings(make_program: Callable[[AgentSettings], dspy.Module], start: A
         path = Path(results_dir) / results_name(stem, params)
         # each trial a child run of the tracker's, its examples' scored traces in it
         trial_run = tracker.nested(f"trial {trial.number}") if tracker is not None else contextlib.nullcontext()
-        with trial_run, dspy.context(**({"lm": lm} if lm is not None else {})):
+        # the LM given comes with its own adapter: whatever a caller configured globally before (a
+        # served model's JSON object mode, say) is not this LM's, and a trial depends only on its inputs
+        with trial_run, dspy.context(**({"lm": lm, "adapter": adapter_for(lm)} if lm is not None else {})):
             report = evaluate_program(make_program(settings), examples, path, threads=threads,
                                       label=f"tune trial {trial.number}", resume=resume or str(path) in seen,
                                       tracker=tracker)

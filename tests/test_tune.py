@@ -56,6 +56,18 @@ def test_tuning_chooses_the_settings_that_score_better(tools, tmp_path):
     assert "hard_budget" in table and "**chosen**" in table and "(as given)" in table
 
 
+def test_a_trial_reads_its_lm_with_that_lm_s_adapter_whatever_was_configured_before(tools, tmp_path):
+    """An adapter configured for another model (a served model's JSON object mode, which this LM
+    refuses) does not reach the LM the tuning was given: a trial depends only on its inputs."""
+    from deltaseek.programs.lm.adapter import ServerJSONAdapter
+
+    start = AgentSettings(profile="small", hard_budget=1)
+    with dspy.context(adapter=ServerJSONAdapter("json_object_schema")):
+        tuning = tune_settings(factory(tools), start, EXAMPLES, combined_metric, n_trials=2, results_dir=tmp_path,
+                               lm=scenario_lm("echo", "search_corpus"), space={"hard_budget": CategoricalDistribution([1, 3])})
+    assert tuning.chosen == {"hard_budget": 3}
+
+
 def test_each_trial_is_a_nested_run_and_the_choice_is_on_the_parent(tools, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)  # the store's artifacts go to ./mlruns
     uri = f"sqlite:///{tmp_path}/mlflow.db"
