@@ -13,11 +13,10 @@ from dataclasses import dataclass, field
 from deltaseek.programs.agent import guardrails as guard
 from deltaseek.programs.agent.learned_reader import (Extracted, ReaderModel, bridge_phrase, candidate_spans,
                                                      choice_options, compare_options, compare_pair,
-                                                     expected_answer_types, facts_about, names_an_option,
-                                                     option_by_adapter,
-                                                     option_by_support,
-                                                     extract_answer, fits_type, metric_phrase, question_parts,
-                                                     resolve_bridges, sentences, shipped_reader, states_the_metric)
+                                                     expected_answer_types, extract_answer, facts_about, fits_type,
+                                                     metric_phrase, names_an_option, option_by_adapter,
+                                                     option_by_support, question_parts, resolve_bridges, sentences,
+                                                     shipped_reader, states_the_metric)
 from deltaseek.programs.agent.learned_reader.descriptions import description
 from deltaseek.programs.agent.scratchpad import Fact, Scratchpad
 from deltaseek.programs.text import NUMBER_WORDS, QUESTION_WORDS, meaningful_tokens, named_entities, stems, stopwords
@@ -122,9 +121,9 @@ def choose_an_option(pad: Scratchpad, options: list[str], reader: ReaderModel) -
     either (search on). A span naming neither option never answers a choice."""
     if not any(facts_about(option, pad.facts) for option in options):
         return Reading(answerability="unknown")
-    for read in extract_answer(pad.question, pad.facts, reader)[:1]:
-        if sum(names_an_option(read.span, [option]) for option in options) == 1:
-            return Reading(spans=[read], answerability="unknown" if read.unsure else "direct")
+    read = next(iter(extract_answer(pad.question, pad.facts, reader)), None)
+    if read is not None and sum(names_an_option(read.span, [option]) for option in options) == 1:
+        return Reading(spans=[read], answerability="unknown" if read.unsure else "direct")
     if supported := option_by_support(pad.question, pad.facts, options):
         return Reading(spans=[supported], answerability="direct")
     guessed = option_by_adapter(pad.question, pad.facts, options, reader)

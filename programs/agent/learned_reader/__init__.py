@@ -60,8 +60,9 @@ def states_the_metric(question: str, extracted: Extracted) -> bool:
 
 
 __all__ = ["AnswerType", "Bridge", "Extracted", "ReaderModel", "bridge_phrase", "candidate_rows", "candidate_spans",
-           "choice_options", "compare_options", "compare_pair", "expected_answer_types", "extract_answer", "extract_span",
-           "facts_about", "facts_by_relevance", "facts_rarity", "fits_type", "load_reader", "metric_phrase", "metric_terms",
-           "names_an_option", "option_by_adapter", "option_by_support", "question_options", "question_parts", "question_support", "resolve_bridge", "resolve_bridges",
+           "choice_options", "compare_options", "compare_pair", "expected_answer_types", "extract_answer",
+           "extract_span", "facts_about", "facts_by_relevance", "facts_rarity", "fits_type", "load_reader",
+           "metric_phrase", "metric_terms", "names_an_option", "option_by_adapter", "option_by_support",
+           "question_options", "question_parts", "question_support", "resolve_bridge", "resolve_bridges",
            "score_rows", "sentences", "shipped_reader", "states_the_metric", "summary_features",
            "unmatched_name_runs"]

@@ -35,11 +35,16 @@ def strip_article(name: str) -> str:
     return re.sub(r"^(?:the|a|an) ", "", name, flags=re.I).strip()
 
 
+def named(pair: re.Match) -> list[str]:
+    """The two names an "A or B" or "A and B" match holds, without their articles."""
+    return [strip_article(pair.group(g)) for g in ("a", "b")]
+
+
 def question_options(question: str) -> list[str]:
     """The two things a choice question names for its answer: "Who was born first, Ida Brann or
     Olaf Sund?" -> ["Ida Brann", "Olaf Sund"] (the last "A or B" of the question)."""
     found = list(_OPTIONS.finditer(without_opening_word(question)))
-    return [strip_article(found[-1].group(g)) for g in ("a", "b")] if found else []
+    return named(found[-1]) if found else []
 
 
 _CHOOSING = re.compile(r"\s*(?:which|who|whom|what)\b", re.I)
@@ -71,7 +76,7 @@ def choice_options(question: str) -> list[str]:
     # between ("Which film did Vey Studios or Lund Pictures release?" asks for a film)
     names_the_kind = asking == "which" and len(before.split()) <= 3 and not _AUXILIARY.search(before)
     if after_comma or names_the_kind or (ends and asking != "what"):
-        return [strip_article(pair.group(g)) for g in ("a", "b")]
+        return named(pair)
     return []
 
 
@@ -83,9 +88,9 @@ def names_an_option(answer: str, options: list[str]) -> bool:
     """Whether an answer to a choice question names one of its `options` (by any word of its own:
     "Brann" or "Ida Maria Brann" for "Ida Brann") or answers with both, neither, the former or the
     latter."""
-    said = meaningful_tokens(answer)
     if not all(meaningful_tokens(option) for option in options):
         return True  # an option of stopwords alone ("The Who") cannot be told from another word
+    said = meaningful_tokens(answer)
     return bool(_NO_OPTION.search(answer)) or any(said & meaningful_tokens(option) for option in options)
 
 
@@ -172,7 +177,7 @@ def compare_pair(question: str, facts: list) -> Extracted | None:
     pair = _PAIR.search(rest)
     if not pair:
         return None
-    names = [strip_article(pair.group(g)) for g in ("a", "b")]
+    names = named(pair)
     tail = rest[pair.end():]
     if re.search(r"\bsame (?:nationality|country)\b", tail, re.I):
         sides = [_demonym(name, facts) for name in names]

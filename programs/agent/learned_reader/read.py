@@ -273,7 +273,6 @@ def best_of(rows: list[Scored], kind: AnswerType, facts: list, reader: ReaderMod
                      reader.threshold, signals)
 
 
-
 def option_by_adapter(question: str, facts: list, options: list[str], reader: ReaderModel) -> Extracted | None:
     """The option the reader adapter finds likelier as its whole answer after the best sentences of
     the facts, its confidence the option's share of the two options' probability; None without an
